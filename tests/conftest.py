@@ -1,0 +1,34 @@
+"""Shared pytest fixtures.
+
+The public datasets are never committed: tests read them from the mirror directory named by
+``TASTEBENCH_DATA_MIRROR`` (``.ci/run`` and the Makefile point it at ``../shared/data``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _mirror_dir() -> Path:
+    env = os.environ.get("TASTEBENCH_DATA_MIRROR")
+    return Path(env).resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()
+
+
+@pytest.fixture(scope="session")
+def data_mirror() -> Path:
+    """Root of the local data mirror (``../shared/data`` layout)."""
+    path = _mirror_dir()
+    if not path.is_dir():
+        pytest.fail(f"data mirror {path} not found: set TASTEBENCH_DATA_MIRROR to ../shared/data")
+    return path
+
+
+@pytest.fixture(scope="session")
+def public_dir(data_mirror: Path) -> Path:
+    """The TasteBench public artifacts folder inside the mirror."""
+    return data_mirror / "tastebench_public"

@@ -1,0 +1,110 @@
+"""Block assignment (BENCHMARK.md section 2, "Blocks")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from warehouse.human import assign_blocks, block_matrices, clean_ratings
+
+
+def _rows(category, respondents, products, refs=(), value=4.0):
+    return [
+        {
+            "category": category,
+            "respondent_id": r,
+            "product_code": p,
+            "is_reference": p in refs,
+            "similarity": value,
+        }
+        for r in respondents
+        for p in products
+    ]
+
+
+def _frame(rows):
+    return pd.DataFrame(rows).astype({"similarity": float})
+
+
+def test_identical_sets_grouped_small_dropped_numbered_by_size():
+    rows = (
+        _rows("Bacon", range(25), [1, 2, 3, 9], refs={9})  # 25 respondents
+        + _rows("Bacon", range(100, 130), [4, 5, 9], refs={9})  # 30 respondents -> block 0
+        + _rows("Bacon", range(200, 219), [1, 2, 3, 4, 9], refs={9})  # 19 -> dropped
+        + _rows("Bacon", range(300, 340), [6, 9], refs={9})  # 40 but 1 analog -> dropped
+        + _rows("Milk", range(20), [1, 2], refs=())  # exactly 20 -> kept
+    )
+    bp, br = assign_blocks(_frame(rows))
+    sizes = br.groupby(["category", "block_id"]).size().to_dict()
+    assert sizes == {("Bacon", 0): 30, ("Bacon", 1): 25, ("Milk", 0): 20}
+    assert set(br.loc[(br.category == "Bacon") & (br.block_id == 0), "respondent_id"]) == set(
+        range(100, 130)
+    )
+    prods = bp.groupby(["category", "block_id"])["product_code"].agg(tuple).to_dict()
+    assert prods == {("Bacon", 0): (4, 5, 9), ("Bacon", 1): (1, 2, 3, 9), ("Milk", 0): (1, 2)}
+    assert bp.loc[bp.product_code == 9, "is_reference"].all()
+    assert not bp.loc[bp.product_code != 9, "is_reference"].any()
+    assert list(bp.columns) == ["category", "block_id", "product_code", "is_reference"]
+    assert list(br.columns) == ["category", "block_id", "respondent_id"]
+
+
+def test_references_are_part_of_the_product_set():
+    # same analogs, different reference -> two different blocks
+    rows = _rows("Burgers", range(20), [1, 2, 8], refs={8, 9}) + _rows(
+        "Burgers", range(20, 41), [1, 2, 9], refs={8, 9}
+    )
+    _bp, br = assign_blocks(_frame(rows))
+    assert br.groupby("block_id").size().tolist() == [21, 20]
+
+
+def test_tie_break_by_sorted_product_tuple_and_row_order_independence():
+    rows = _rows("Steak", range(20), [3, 4]) + _rows("Steak", range(20, 40), [1, 2])
+    df = _frame(rows)
+    bp, br = assign_blocks(df)
+    assert bp.loc[bp.block_id == 0, "product_code"].tolist() == [1, 2]
+    shuffled = df.sample(frac=1.0, random_state=3)
+    bp2, br2 = assign_blocks(shuffled)
+    pd.testing.assert_frame_equal(bp, bp2)
+    pd.testing.assert_frame_equal(br, br2)
+
+
+def test_min_sizes_are_parameters():
+    rows = _rows("Nuggets", range(5), [1, 2]) + _rows("Nuggets", range(5, 8), [1, 2, 3])
+    _bp, br = assign_blocks(_frame(rows), min_respondents=3, min_analogs=3)
+    assert br.groupby("block_id").size().tolist() == [3]
+
+
+def test_null_similarity_is_not_a_rating_by_default():
+    rows = _rows("Yogurt", range(20), [1, 2, 3])
+    df = _frame(rows)
+    df.loc[(df.respondent_id == 0) & (df.product_code == 3), "similarity"] = np.nan
+    bp, br = assign_blocks(df, min_respondents=1)
+    assert br.groupby("block_id").size().tolist() == [19, 1]
+    bp, br = assign_blocks(df, min_respondents=1, count_null_as_rated=True)
+    assert br.groupby("block_id").size().tolist() == [20]
+    mats = block_matrices(df, bp, br)
+    assert np.isnan(mats[0].ratings).sum() == 1
+
+
+def test_duplicates_averaged_and_inconsistent_flags_rejected():
+    df = _frame(_rows("Milk", [1], [1, 2]) + _rows("Milk", [1], [1], value=6.0))
+    clean = clean_ratings(df)
+    assert clean.loc[clean.product_code == 1, "similarity"].item() == 5.0
+    bad = df.copy()
+    bad.loc[0, "is_reference"] = True
+    with pytest.raises(ValueError, match="is_reference"):
+        clean_ratings(bad)
+
+
+def test_block_matrix_layout():
+    rng = np.random.default_rng(0)
+    rows = _rows("Butter", [5, 3, 4], [2, 1, 7], refs={7})
+    df = _frame(rows).assign(similarity=lambda d: rng.integers(1, 8, len(d)).astype(float))
+    bp, br = assign_blocks(df, min_respondents=1)
+    (m,) = block_matrices(df, bp, br)
+    assert m.respondent_ids.tolist() == [3, 4, 5]
+    assert m.product_codes.tolist() == [1, 2, 7]
+    assert m.analog_codes.tolist() == [1, 2]
+    want = df.pivot(index="respondent_id", columns="product_code", values="similarity")
+    np.testing.assert_array_equal(m.ratings, want.to_numpy())

@@ -1,0 +1,113 @@
+"""Build the warehouse: load every source into ``raw``, run ``dbt build``, publish atomically.
+
+The build writes a fresh DuckDB file next to the live one and swaps it in only when loading and
+every dbt model and test succeeded (STYLE.md convention 9): a failed build leaves the previous
+warehouse file untouched and serving.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warehouse.config import REPO_ROOT, Settings, apply_quiet_env, load_settings
+from warehouse.errors import WarehouseError
+
+
+class BuildError(WarehouseError):
+    """dbt failed; the previous warehouse was kept."""
+
+
+@dataclass
+class BuildResult:
+    db_path: Path
+    nectar_bundle: Path
+    data_origin: str
+    raw_counts: dict[str, int]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print) -> Path:
+    """The simulated bundle under build/, generated on first use."""
+    target = settings.default_simulation_dir
+    if not (target / "simulation_manifest.json").exists():
+        from warehouse.simulate import simulate_bundle
+        from warehouse.sources import registry
+
+        public_dir = registry.resolve("tastebench_gold_pairs", settings).parents[2]
+        log(f"generating the simulated NECTAR bundle (seed 42) into {target}")
+        simulate_bundle(target, public_dir=public_dir, seed=42, scale=1)
+    return target
+
+
+def run_dbt(args: list[str], db_path: Path) -> None:
+    """Invoke dbt in-process against ``db_path``; raise BuildError when anything fails."""
+    from dbt.cli.main import dbtRunner
+
+    apply_quiet_env()
+    os.environ["TASTEBENCH_DUCKDB_PATH"] = str(db_path)
+    target = REPO_ROOT / "build" / "dbt"
+    full = [
+        *args,
+        "--project-dir", str(REPO_ROOT),
+        "--profiles-dir", str(REPO_ROOT),
+        "--target-path", str(target / "target"),
+        "--log-path", str(target / "logs"),
+    ]
+    result = dbtRunner().invoke(full)
+    if not result.success:
+        detail = ""
+        if result.exception is not None:
+            detail = f": {result.exception}"
+        elif result.result is not None:
+            failed = [
+                f"{r.node.name} ({r.status})" for r in getattr(result.result, "results", [])
+                if str(r.status) in {"error", "fail", "runtime error"}
+            ]
+            detail = f": failed {', '.join(failed)}" if failed else ""
+        raise BuildError(f"dbt {args[0]} failed{detail}. See {target / 'logs' / 'dbt.log'}")
+
+
+def build(
+    settings: Settings | None = None,
+    nectar: Path | None = None,
+    dbt_args: list[str] | None = None,
+    log: Callable[[str], None] = print,
+) -> BuildResult:
+    import duckdb
+
+    from warehouse.sources.load import read_all, write_raw
+    from warehouse.sources.nectar import detect_origin
+
+    settings = settings or load_settings()
+    timings: dict[str, float] = {}
+    bundle = Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(
+        settings, log
+    )
+    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+    staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
+    for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+
+    t0 = time.perf_counter()
+    tables = read_all(settings, bundle, step=lambda s: log(f"reading {s}"))
+    timings["read_and_validate_s"] = time.perf_counter() - t0
+    try:
+        t1 = time.perf_counter()
+        con = duckdb.connect(str(staging_path))
+        try:
+            counts = write_raw(con, tables)
+        finally:
+            con.close()
+        timings["load_raw_s"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        run_dbt(["build", *(dbt_args or [])], staging_path)
+        timings["dbt_build_s"] = time.perf_counter() - t2
+        os.replace(staging_path, settings.db_path)
+    except BaseException:
+        staging_path.unlink(missing_ok=True)
+        raise
+    return BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)

@@ -1,0 +1,172 @@
+"""Paired model comparisons on per-pair credits (BENCHMARK.md section 4, "ours").
+
+Conventions:
+
+* Inputs are per-pair credit vectors (0, 0.5, 1), one entry per within-category pair, from
+  :func:`warehouse.metrics.core.pairwise_credits`. Two models are compared on the SAME pairs:
+  DataFrames are aligned on ``(category, code_i, code_j)`` when both carry product codes, else
+  on ``(category, i, j)``; plain arrays are aligned by position. Misaligned inputs raise.
+* ``diff`` = accuracy(a) - accuracy(b) = mean of the per-pair credit differences ``d``.
+* Paired bootstrap: one ``default_rng(seed)`` draws ``integers(0, P, (n_boot, P))`` pair indices
+  (row by row); CI = percentile interval of the resampled mean differences. Pairs sharing a
+  product are not independent, so this CI is somewhat narrower than a product-level bootstrap;
+  use it to rank models, not as the main-table interval.
+* Sign-flip permutation test: a separate ``default_rng(seed)`` draws ``integers(0, 2,
+  (n_perm, P))`` sign patterns; two-sided p = (1 + #{|mean(s*d)| >= |mean(d)|}) / (n_perm + 1).
+* Holm step-down adjustment over all model pairs; a lead is ``resolved`` when its Holm p-value
+  is below ``alpha`` AND the bootstrap CI excludes 0.
+All sums over credits are exact (half-integers), so results do not depend on summation order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+_CHUNK = 1000
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm step-down adjusted p-values (monotone, capped at 1), in the input order."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("pvalues must be 1-D")
+    m = len(p)
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _credit_matrix(credits: Sequence[object]) -> np.ndarray:
+    """Align credit inputs and return a ``(P, n_models)`` float matrix."""
+    if all(isinstance(c, pd.DataFrame) for c in credits):
+        frames = list(credits)
+        has_codes = all({"code_i", "code_j"} <= set(f.columns) for f in frames)
+        keys = ["category", "code_i", "code_j"] if has_codes else ["category", "i", "j"]
+        ref = frames[0][keys].reset_index(drop=True)
+        cols = []
+        for f in frames:
+            if f[keys].duplicated().any():
+                raise ValueError(f"duplicate pair keys {keys} in a credit table")
+            merged = ref.merge(f[keys + ["credit"]], on=keys, how="left", validate="one_to_one")
+            if len(f) != len(ref) or merged["credit"].isna().any():
+                raise ValueError(f"credit tables do not cover the same pairs (keys {keys})")
+            cols.append(merged["credit"].to_numpy(dtype=np.float64))
+        return np.column_stack(cols)
+    arrays = [np.asarray(c, dtype=np.float64) for c in credits]
+    if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
+        raise ValueError("credit arrays must be 1-D and of equal length")
+    mat = np.column_stack(arrays)
+    if not np.isfinite(mat).all():
+        raise ValueError("credit arrays contain NaN or infinite values")
+    return mat
+
+
+def _boot_means(mat: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Resampled mean credit per model: ``(n_boot, n_models)``; exact (float32 half-integers)."""
+    n_pairs = mat.shape[0]
+    rng = np.random.default_rng(seed)
+    m32 = mat.astype(np.float32)
+    out = np.empty((n_boot, mat.shape[1]))
+    for start in range(0, n_boot, _CHUNK):
+        rows = min(_CHUNK, n_boot - start)
+        idx = rng.integers(0, n_pairs, (rows, n_pairs))
+        flat = (idx + n_pairs * np.arange(rows)[:, None]).ravel()
+        w = np.bincount(flat, minlength=rows * n_pairs).reshape(rows, n_pairs)
+        out[start : start + rows] = (w.astype(np.float32) @ m32).astype(np.float64) / n_pairs
+    return out
+
+
+def _signflip_stats(diffs: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
+    """Sign-flipped mean differences ``(n_perm, n_comparisons)`` for ``diffs`` ``(P, n_comp)``."""
+    n_pairs = diffs.shape[0]
+    rng = np.random.default_rng(seed)
+    d32 = diffs.astype(np.float32)
+    out = np.empty((n_perm, diffs.shape[1]))
+    for start in range(0, n_perm, _CHUNK):
+        rows = min(_CHUNK, n_perm - start)
+        signs = rng.integers(0, 2, (rows, n_pairs)).astype(np.float32) * 2 - 1
+        out[start : start + rows] = (signs @ d32).astype(np.float64) / n_pairs
+    return out
+
+
+def _compare(
+    mat: np.ndarray, pairs: list[tuple[int, int]], n_boot: int, n_perm: int, seed: int,
+    alpha: float,
+) -> list[dict[str, float]]:
+    n_pairs = mat.shape[0]
+    acc = mat.sum(axis=0) / n_pairs
+    boot = _boot_means(mat, n_boot, seed)
+    diffs = np.column_stack([mat[:, a] - mat[:, b] for a, b in pairs])
+    flips = _signflip_stats(diffs, n_perm, seed)
+    rows = []
+    for c, (a, b) in enumerate(pairs):
+        obs = diffs[:, c].sum() / n_pairs
+        bd = boot[:, a] - boot[:, b]
+        lo, hi = np.percentile(bd, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        if obs == 0:
+            p_value = 1.0
+        else:
+            extreme = int((np.abs(flips[:, c]) >= abs(obs) - 1e-12).sum())
+            p_value = (1 + extreme) / (n_perm + 1)
+        rows.append(
+            {"acc_a": float(acc[a]), "acc_b": float(acc[b]), "diff": float(obs),
+             "ci_lo": float(lo), "ci_hi": float(hi), "p_value": float(p_value)}
+        )
+    return rows
+
+
+def paired_comparison(
+    credits_a: object,
+    credits_b: object,
+    *,
+    n_boot: int = 10000,
+    n_perm: int = 10000,
+    seed: int = 42,
+    alpha: float = 0.05,
+) -> dict[str, float]:
+    """Difference in pairwise accuracy (a - b) with paired-bootstrap CI and sign-flip p-value.
+
+    Returns ``acc_a, acc_b, diff, ci_lo, ci_hi, p_value, n_pairs``.
+    """
+    mat = _credit_matrix([credits_a, credits_b])
+    row = _compare(mat, [(0, 1)], n_boot, n_perm, seed, alpha)[0]
+    row["n_pairs"] = int(mat.shape[0])
+    return row
+
+
+def compare_models(
+    credits: Mapping[str, object],
+    *,
+    n_boot: int = 10000,
+    n_perm: int = 10000,
+    seed: int = 42,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """All pairwise model comparisons, Holm-corrected.
+
+    ``credits``: model name -> per-pair credits (DataFrame from ``pairwise_credits`` or array).
+    One row per unordered model pair (in mapping order, ``model_a`` before ``model_b``):
+    ``model_a, model_b, acc_a, acc_b, diff, ci_lo, ci_hi, p_value, p_holm, resolved``.
+    All comparisons share the same bootstrap and sign-flip draws (seed ``seed``).
+    """
+    names = list(credits)
+    if len(names) < 2:
+        raise ValueError("need at least two models to compare")
+    mat = _credit_matrix([credits[n] for n in names])
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    rows = _compare(mat, pairs, n_boot, n_perm, seed, alpha)
+    table = pd.DataFrame(rows)
+    table.insert(0, "model_b", [names[b] for _, b in pairs])
+    table.insert(0, "model_a", [names[a] for a, _ in pairs])
+    table["p_holm"] = holm(table["p_value"].to_numpy())
+    excludes_zero = (table["ci_lo"] > 0) | (table["ci_hi"] < 0)
+    table["resolved"] = (table["p_holm"] < alpha) & excludes_zero
+    return table

@@ -1,0 +1,137 @@
+"""Validation of prediction tables before scoring: fail loudly, never drop rows silently.
+
+:func:`validate_predictions` raises :class:`PredictionValidationError` (a ``ValueError`` and a
+:class:`warehouse.errors.DataValidationError`) naming the file, the line (1-based, header =
+line 1, so data row ``r`` (0-based) is line ``r + 2``) and the column for: missing columns,
+empty/unknown categories, unknown product codes, duplicate ``(category, product_code)`` rows, and
+NaN / non-numeric / infinite scores. Products that are known but absent are not an error: they
+are reported as coverage (:class:`Coverage`), for the caller to decide; nothing is dropped.
+Product codes compare after normalization (integral numbers and digit strings become ``int``,
+anything else its ``str``), so ``3``, ``3.0`` and ``"3"`` are the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from warehouse.errors import DataValidationError
+
+
+class PredictionValidationError(DataValidationError, ValueError):
+    """A prediction table violates its contract (file, line and column in the message)."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many known products a prediction table covers."""
+
+    n_expected: int
+    n_present: int
+    missing: tuple[tuple[str, object], ...]
+
+    @property
+    def coverage(self) -> float:
+        return self.n_present / self.n_expected if self.n_expected else float("nan")
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def __float__(self) -> float:
+        return self.coverage
+
+
+def normalize_code(value: object) -> object:
+    """Canonical form of a product code: ``int`` when integral, else ``str``."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        return int(value)
+    text = str(value).strip()
+    if text.lstrip("+-").isdigit():
+        return int(text)
+    return text
+
+
+def _known_set(known_products: object) -> set[tuple[str, object]]:
+    if isinstance(known_products, pd.DataFrame):
+        missing = {"category", "product_code"} - set(known_products.columns)
+        if missing:
+            raise ValueError(f"known_products lacks column(s) {sorted(missing)}")
+        pairs: Iterable = zip(known_products["category"], known_products["product_code"])
+    else:
+        pairs = known_products  # iterable of (category, code)
+    return {(str(c), normalize_code(p)) for c, p in pairs}
+
+
+def validate_predictions(
+    df: pd.DataFrame,
+    known_products: object,
+    *,
+    source: str = "<predictions>",
+    score_column: str = "predicted_score",
+    gold_column: str | None = None,
+) -> Coverage:
+    """Check a prediction table against the known products; return its coverage.
+
+    ``known_products``: DataFrame with ``category, product_code`` or an iterable of
+    ``(category, product_code)``. ``gold_column`` (e.g. ``"true_rank"``), when given, gets the
+    same numeric checks as the score column.
+    """
+
+    def fail(problem: str, fix: str, pos: int | None = None, column: str | None = None):
+        line = None if pos is None else int(pos) + 2
+        raise PredictionValidationError(source, problem, fix, row=line, column=column)
+
+    needed = ["category", "product_code", score_column] + ([gold_column] if gold_column else [])
+    for col in needed:
+        if col not in df.columns:
+            fail(f"missing column '{col}' (has {list(df.columns)})", f"add a '{col}' column",
+                 column=col)
+    known = _known_set(known_products)
+    known_cats = {c for c, _ in known}
+
+    cats = df["category"].to_numpy(dtype=object)
+    codes = df["product_code"].to_numpy(dtype=object)
+    for pos, cat in enumerate(cats):
+        if cat is None or (isinstance(cat, float) and np.isnan(cat)) or str(cat).strip() == "":
+            fail("empty category", "fill in the category", pos, "category")
+        if str(cat) not in known_cats:
+            fail(f"unknown category '{cat}'", f"use one of {sorted(known_cats)}", pos,
+                 "category")
+    norm = []
+    for pos, (cat, code) in enumerate(zip(cats, codes)):
+        if code is None or (isinstance(code, float) and np.isnan(code)):
+            fail("empty product_code", "fill in the product code", pos, "product_code")
+        key = (str(cat), normalize_code(code))
+        if key not in known:
+            fail(f"unknown product_code {code!r} in category '{cat}'",
+                 "score only the benchmark's products (check the category's code list)", pos,
+                 "product_code")
+        norm.append(key)
+    first_seen: dict[tuple[str, object], int] = {}
+    for pos, key in enumerate(norm):
+        if key in first_seen:
+            fail(f"duplicate row for (category, product_code) = {key}, first at line "
+                 f"{first_seen[key] + 2}", "keep exactly one prediction per product", pos,
+                 "product_code")
+        first_seen[key] = pos
+    for col in needed[2:]:
+        raw = df[col]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        raw_missing = raw.isna().to_numpy()
+        for pos in np.flatnonzero(~np.isfinite(values)):
+            if raw_missing[pos]:
+                fail("missing (NaN) value", "provide a finite number for every product", pos, col)
+            if np.isnan(values[pos]):
+                fail(f"not a number: {raw.iloc[pos]!r}", "provide a finite number", pos, col)
+            fail(f"infinite value {values[pos]}", "provide a finite number", pos, col)
+    present = set(norm)
+    missing = tuple(sorted(known - present, key=lambda k: (k[0], str(k[1]))))
+    return Coverage(n_expected=len(known), n_present=len(present & known), missing=missing)

@@ -1,0 +1,1 @@
+"""Dataset registry and raw loaders."""

@@ -1,0 +1,74 @@
+"""Write validated inputs into the ``raw`` schema of a DuckDB file.
+
+Every raw table keeps the source values and adds ``_source_file``, ``_loaded_at`` (UTC) and
+``data_origin``. Nothing is written until every input has been read and validated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from warehouse.config import Settings
+from warehouse.sources import registry
+from warehouse.sources.nectar import read_bundle
+from warehouse.sources.public import (
+    RawTable,
+    read_fartdb,
+    read_foodatlas_v1,
+    read_foodatlas_v4,
+    read_tastebench_public,
+)
+
+
+def nectar_tables(root: Path, settings: Settings) -> list[RawTable]:
+    croissant = registry.resolve("tastebench_nectar_croissant", settings)
+    bundle = read_bundle(root, croissant)
+    tables = [
+        RawTable(Path(name).stem.replace(" ", "_"), frame, str(bundle.root / name),
+                 bundle.data_origin)
+        for name, frame in bundle.tables.items()
+    ]
+    tables.append(RawTable("nectar_images", bundle.images, str(bundle.root / "images"),
+                           bundle.data_origin))
+    return tables
+
+
+def read_all(
+    settings: Settings, nectar_root: Path, step: Callable[[str], None] | None = None
+) -> list[RawTable]:
+    """Read and validate every source (no writes)."""
+    readers: list[tuple[str, Callable[[], list[RawTable]]]] = [
+        ("NECTAR bundle", lambda: nectar_tables(nectar_root, settings)),
+        ("FartDB splits", lambda: read_fartdb(settings)),
+        ("FoodAtlas extracts", lambda: read_foodatlas_v1(settings)),
+        ("FoodAtlas v4 bundle", lambda: read_foodatlas_v4(settings.foodatlas_v4, settings)),
+        ("TasteBench public artifacts", lambda: read_tastebench_public(settings)),
+    ]
+    tables: list[RawTable] = []
+    for label, reader in readers:
+        if step:
+            step(label)
+        tables.extend(reader())
+    return tables
+
+
+def write_raw(con: duckdb.DuckDBPyConnection, tables: list[RawTable]) -> dict[str, int]:
+    loaded_at = pd.Timestamp(datetime.now(UTC)).tz_convert("UTC").tz_localize(None)
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    counts = {}
+    for table in tables:
+        frame = table.frame.copy()
+        if "_source_file" not in frame.columns:
+            frame["_source_file"] = table.source_file
+        frame["_loaded_at"] = loaded_at
+        frame["data_origin"] = table.data_origin
+        con.register("_incoming", frame)
+        con.execute(f'CREATE OR REPLACE TABLE raw."{table.name}" AS SELECT * FROM _incoming')
+        con.unregister("_incoming")
+        counts[table.name] = len(frame)
+    return counts

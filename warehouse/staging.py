@@ -1,0 +1,50 @@
+"""Library code behind the staging-layer dbt Python models (kept thin in python_models/)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rdkit import rdBase
+
+from warehouse.errors import DataValidationError
+
+
+def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
+    """FartDB rows in snake_case with RDKit-canonical SMILES and a flag where it differs.
+
+    A SMILES RDKit cannot parse is an error naming the source file, split and row: FartDB rows are
+    never silently dropped.
+    """
+    from warehouse.molecular.featurize import InvalidSmilesError, canonical_smiles
+
+    canonical, differs = [], []
+    for i, smi in enumerate(raw["Canonicalized SMILES"].tolist()):
+        try:
+            c, d = canonical_smiles(smi)
+        except InvalidSmilesError as exc:
+            row = raw.iloc[i]
+            raise DataValidationError(
+                str(row["_source_file"]),
+                f"RDKit cannot parse SMILES {smi!r} ({exc})",
+                "correct or remove the molecule upstream and re-pin the file",
+                row=int(raw.iloc[: i + 1]["split"].eq(row["split"]).sum()),
+                column="Canonicalized SMILES",
+            ) from exc
+        canonical.append(c)
+        differs.append(d)
+    return pd.DataFrame(
+        {
+            "molecule_row_key": raw["split"] + ":" + raw["file_row_id"].astype(str),
+            "split": raw["split"],
+            "file_row_id": raw["file_row_id"].astype("int64"),
+            "smiles_file": raw["Canonicalized SMILES"],
+            "standardized_smiles": raw["Standardized SMILES"],
+            "canonical_smiles": canonical,
+            "is_canonical_smiles_changed": differs,
+            "taste_class": raw["Canonicalized Taste"],
+            "original_labels": raw["Original Labels"],
+            "source_database": raw["Source"],
+            "is_multiclass": raw["is_multiclass"].astype(bool),
+            "rdkit_version": rdBase.rdkitVersion,
+            "data_origin": raw["data_origin"],
+        }
+    )

@@ -43,32 +43,47 @@ def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print
     return target
 
 
-def run_dbt(args: list[str], db_path: Path) -> None:
-    """Invoke dbt in-process against ``db_path``; raise BuildError when anything fails."""
-    from dbt.cli.main import dbtRunner
+def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> None:
+    """Run dbt in a child process against ``db_path``; raise BuildError naming failed nodes.
+
+    A child process, not dbtRunner: dbt-duckdb caches its DuckDB handle per process, and a cached
+    handle on the file we later swap into place would write into the published warehouse.
+    """
+    import json
+    import subprocess
+    import sys
 
     apply_quiet_env()
-    os.environ["TASTEBENCH_DUCKDB_PATH"] = str(db_path)
-    target = REPO_ROOT / "build" / "dbt"
-    full = [
+    target = (work_dir or REPO_ROOT / "build") / "dbt"
+    dbt_exe = Path(sys.executable).with_name("dbt")
+    cmd = [
+        str(dbt_exe) if dbt_exe.exists() else "dbt",
         *args,
-        "--project-dir", str(REPO_ROOT),
-        "--profiles-dir", str(REPO_ROOT),
-        "--target-path", str(target / "target"),
-        "--log-path", str(target / "logs"),
+        "--project-dir",
+        str(REPO_ROOT),
+        "--profiles-dir",
+        str(REPO_ROOT),
+        "--target-path",
+        str(target / "target"),
+        "--log-path",
+        str(target / "logs"),
     ]
-    result = dbtRunner().invoke(full)
-    if not result.success:
-        detail = ""
-        if result.exception is not None:
-            detail = f": {result.exception}"
-        elif result.result is not None:
-            failed = [
-                f"{r.node.name} ({r.status})" for r in getattr(result.result, "results", [])
-                if str(r.status) in {"error", "fail", "runtime error"}
-            ]
-            detail = f": failed {', '.join(failed)}" if failed else ""
-        raise BuildError(f"dbt {args[0]} failed{detail}. See {target / 'logs' / 'dbt.log'}")
+    env = {**os.environ, "TASTEBENCH_DUCKDB_PATH": str(db_path)}
+    proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
+    if proc.returncode != 0:
+        failed: list[str] = []
+        results = target / "target" / "run_results.json"
+        if results.exists():
+            for r in json.loads(results.read_text()).get("results", []):
+                if r.get("status") in {"error", "fail", "runtime error"}:
+                    parts = r["unique_id"].split(".")
+                    name = parts[2] if parts[0] == "test" else parts[-1]
+                    failed.append(f"{name} ({r['status']})")
+        detail = f": failed {', '.join(failed)}" if failed else ""
+        raise BuildError(
+            f"dbt {args[0]} failed{detail}. The previous warehouse was kept. "
+            f"See {target / 'logs' / 'dbt.log'}"
+        )
 
 
 def build(
@@ -84,8 +99,8 @@ def build(
 
     settings = settings or load_settings()
     timings: dict[str, float] = {}
-    bundle = Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(
-        settings, log
+    bundle = (
+        Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(settings, log)
     )
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
@@ -104,10 +119,17 @@ def build(
             con.close()
         timings["load_raw_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        run_dbt(["build", *(dbt_args or [])], staging_path)
+        run_dbt(["build", *(dbt_args or [])], staging_path, settings.build_dir)
         timings["dbt_build_s"] = time.perf_counter() - t2
+        # dbt may leave a write-ahead log beside the file: fold it in before the swap
+        con = duckdb.connect(str(staging_path))
+        try:
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
         os.replace(staging_path, settings.db_path)
     except BaseException:
-        staging_path.unlink(missing_ok=True)
+        for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
+            leftover.unlink(missing_ok=True)
         raise
     return BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)

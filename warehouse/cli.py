@@ -56,8 +56,10 @@ def build(
             "computed from them is a real result.[/yellow]"
         )
     console.print(f"Warehouse: {result.db_path}")
-    console.print(f"Query it read-only: tastebench sql \"select * from marts.dim_categories\" "
-                  f"or duckdb -readonly {result.db_path}")
+    console.print(
+        f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
+        f"or duckdb -readonly {result.db_path}"
+    )
 
 
 @app.command()
@@ -76,8 +78,9 @@ def simulate(
 
     settings = load_settings()
     public_dir = registry.resolve("tastebench_gold_pairs", settings).parents[2]
-    report = simulate_bundle(out_dir, public_dir=public_dir, seed=seed, scale=scale,
-                             plant_signal=plant_signal)
+    report = simulate_bundle(
+        out_dir, public_dir=public_dir, seed=seed, scale=scale, plant_signal=plant_signal
+    )
     _console().print(f"simulated bundle written to {out_dir}")
     _console().print(report)
 

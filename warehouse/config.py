@@ -17,7 +17,11 @@ ENV_FOODATLAS_V4 = "TASTEBENCH_FOODATLAS_V4"
 ENV_BUILD_DIR = "TASTEBENCH_BUILD_DIR"
 
 # Every run: no telemetry from dbt or Great Expectations.
-QUIET_ENV = {"DO_NOT_TRACK": "1", "GX_ANALYTICS_ENABLED": "false", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+QUIET_ENV = {
+    "DO_NOT_TRACK": "1",
+    "GX_ANALYTICS_ENABLED": "false",
+    "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+}
 
 
 def apply_quiet_env() -> None:

@@ -16,7 +16,12 @@ NECTAR_FILES = (
     "product_labels_manually_cleaned.csv",
 )
 
-_TYPE_MAP = {"sc:Text": "text", "sc:Integer": "integer", "sc:Float": "float", "sc:Boolean": "boolean"}
+_TYPE_MAP = {
+    "sc:Text": "text",
+    "sc:Integer": "integer",
+    "sc:Float": "float",
+    "sc:Boolean": "boolean",
+}
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,14 @@ def nectar_tables(root: Path, settings: Settings) -> list[RawTable]:
     croissant = registry.resolve("tastebench_nectar_croissant", settings)
     bundle = read_bundle(root, croissant)
     tables = [
-        RawTable(Path(name).stem.replace(" ", "_"), frame, str(bundle.root / name),
-                 bundle.data_origin)
+        RawTable(
+            Path(name).stem.replace(" ", "_"), frame, str(bundle.root / name), bundle.data_origin
+        )
         for name, frame in bundle.tables.items()
     ]
-    tables.append(RawTable("nectar_images", bundle.images, str(bundle.root / "images"),
-                           bundle.data_origin))
+    tables.append(
+        RawTable("nectar_images", bundle.images, str(bundle.root / "images"), bundle.data_origin)
+    )
     return tables
 
 

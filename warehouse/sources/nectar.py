@@ -161,7 +161,10 @@ def _check_not_null(path: Path, frame: pd.DataFrame, columns: list[str]) -> None
         null = frame[col].isna()
         if null.any():
             raise DataValidationError(
-                str(path), "key value is empty", f"fill column '{col}'", row=_first_row(null),
+                str(path),
+                "key value is empty",
+                f"fill column '{col}'",
+                row=_first_row(null),
                 column=col,
             )
 
@@ -185,7 +188,9 @@ def _validate_ratings(path: Path, ratings: pd.DataFrame, products: set[tuple[str
     _check_unique(path, ratings, key, "rating of one product by one respondent")
     cats = _canonical_categories(path, ratings["product_category"], "product_category")
     codes = ratings["product_code"].astype("int64")
-    known = np.array([(c, int(p)) in products for c, p in zip(cats, codes)], dtype=bool)
+    known = np.array(
+        [(c, int(p)) in products for c, p in zip(cats, codes, strict=True)], dtype=bool
+    )
     if not known.all():
         i = int(np.flatnonzero(~known)[0]) + 1
         raise DataValidationError(
@@ -238,7 +243,8 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
     root = Path(root)
     if not root.is_dir():
         raise DataValidationError(
-            str(root), "NECTAR bundle directory not found",
+            str(root),
+            "NECTAR bundle directory not found",
             "pass --nectar PATH to the unpacked bundle, or omit it to use the simulation",
         )
     schemas = record_sets(Path(croissant_path))
@@ -247,7 +253,8 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
         path = root / name
         if not path.exists():
             raise DataValidationError(
-                str(path), "required bundle file is missing",
+                str(path),
+                "required bundle file is missing",
                 f"unpack the complete bundle: it must contain {', '.join(NECTAR_FILES)}",
             )
         tables[name] = _typed(path, schemas[name])
@@ -256,12 +263,13 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
     _check_not_null(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"])
     _check_unique(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"], "product-year row")
     ing_cats = _canonical_categories(root / INGREDIENTS, ing["Category"], "Category")
-    products = set(zip(ing_cats, ing["Product_Code"].astype("int64").tolist()))
+    products = set(zip(ing_cats, ing["Product_Code"].astype("int64").tolist(), strict=True))
     for name in (LABELS, LABELS_MANUAL):
         lab = tables[name]
         _check_not_null(root / name, lab, ["category", "product_code"])
         _check_unique(root / name, lab, ["category", "product_code"], "product row")
         _canonical_categories(root / name, lab["category"], "category")
     _validate_ratings(root / RATINGS, tables[RATINGS], products)
-    return NectarBundle(root=root, data_origin=detect_origin(root), tables=tables,
-                        images=scan_images(root))
+    return NectarBundle(
+        root=root, data_origin=detect_origin(root), tables=tables, images=scan_images(root)
+    )

@@ -60,15 +60,20 @@ def read_fartdb(settings: Settings) -> list[RawTable]:
         if unknown.any():
             i = int(unknown.to_numpy().nonzero()[0][0]) + 1
             raise DataValidationError(
-                str(path), f"unknown taste class {labels[unknown].iloc[0]!r}",
-                f"classes are {', '.join(TASTE_CLASSES)}", row=i, column="Canonicalized Taste",
+                str(path),
+                f"unknown taste class {labels[unknown].iloc[0]!r}",
+                f"classes are {', '.join(TASTE_CLASSES)}",
+                row=i,
+                column="Canonicalized Taste",
             )
         expected = registry.get(key).class_counts
         actual = labels.value_counts().to_dict()
         if expected and {k: int(actual.get(k, 0)) for k in expected} != expected:
             raise DataValidationError(
-                str(path), f"per-class counts {actual} differ from the published {expected}",
-                "restore the pinned split file", column="Canonicalized Taste",
+                str(path),
+                f"per-class counts {actual} differ from the published {expected}",
+                "restore the pinned split file",
+                column="Canonicalized Taste",
             )
         frame.insert(0, "split", split)
         frames.append((path, frame))
@@ -93,23 +98,45 @@ def read_foodatlas_v1(settings: Settings) -> list[RawTable]:
         ("foodatlas_kgv2_pubchem_compound", "foodatlas_kgv2_pubchem_compounds"),
         ("foodatlas_kgv2_fdc_cids", "foodatlas_kgv2_fdc_nutrient_cids"),
     ):
-        path, frame = _read(key, settings, sep="\t", dtype=str, keep_default_na=False,
-                            na_values=[""])
+        path, frame = _read(
+            key, settings, sep="\t", dtype=str, keep_default_na=False, na_values=[""]
+        )
         tables.append(RawTable(name, frame, str(path), "foodatlas"))
     return tables
 
 
 # FoodAtlas v4.0 bundle layout: file -> required columns (from the FoodAtlas code; PROVENANCE.md).
 FOODATLAS_V4_SCHEMA: dict[str, tuple[str, ...]] = {
-    "entities": ("foodatlas_id", "entity_type", "common_name", "scientific_name", "synonyms",
-                 "external_ids", "attributes"),
+    "entities": (
+        "foodatlas_id",
+        "entity_type",
+        "common_name",
+        "scientific_name",
+        "synonyms",
+        "external_ids",
+        "attributes",
+    ),
     "triplets": ("head_id", "relationship_id", "tail_id", "source", "attestation_ids"),
     "relationships": ("foodatlas_id", "name"),
     "evidence": ("evidence_id", "source_type", "reference"),
-    "attestations": ("attestation_id", "evidence_id", "source", "head_name_raw", "tail_name_raw",
-                     "conc_value", "conc_unit", "conc_value_raw", "conc_unit_raw", "food_part",
-                     "food_processing", "filter_score", "validated", "validated_correct",
-                     "head_candidates", "tail_candidates"),
+    "attestations": (
+        "attestation_id",
+        "evidence_id",
+        "source",
+        "head_name_raw",
+        "tail_name_raw",
+        "conc_value",
+        "conc_unit",
+        "conc_value_raw",
+        "conc_unit_raw",
+        "food_part",
+        "food_processing",
+        "filter_score",
+        "validated",
+        "validated_correct",
+        "head_candidates",
+        "tail_candidates",
+    ),
 }
 _V4_ALIASES = {"attestations": {"quality_score": "filter_score"}}
 
@@ -122,8 +149,11 @@ def _v4_root(path: Path, settings: Settings) -> Path:
             zf.extractall(target)
         found = sorted(target.rglob("entities.parquet"))
         if not found:
-            raise DataValidationError(str(path), "no entities.parquet inside the zip",
-                                      "pass the official foodatlas-v4.0.zip")
+            raise DataValidationError(
+                str(path),
+                "no entities.parquet inside the zip",
+                "pass the official foodatlas-v4.0.zip",
+            )
         return found[0].parent
     return path
 
@@ -141,7 +171,8 @@ def read_foodatlas_v4(path: Path | None, settings: Settings) -> list[RawTable]:
             file = root / f"{name}.parquet"
             if not file.exists():
                 raise DataValidationError(
-                    str(file), "FoodAtlas v4 bundle file is missing",
+                    str(file),
+                    "FoodAtlas v4 bundle file is missing",
                     "point TASTEBENCH_FOODATLAS_V4 at the unzipped foodatlas-v4.0/ folder, which "
                     f"holds {', '.join(f'{n}.parquet' for n in FOODATLAS_V4_SCHEMA)}",
                 )
@@ -149,7 +180,9 @@ def read_foodatlas_v4(path: Path | None, settings: Settings) -> list[RawTable]:
             missing = [c for c in columns if c not in frame.columns]
             if missing:
                 raise DataValidationError(
-                    str(file), f"missing column(s) {missing}", "use the official v4.0 bundle",
+                    str(file),
+                    f"missing column(s) {missing}",
+                    "use the official v4.0 bundle",
                     column=missing[0],
                 )
             frame = frame[list(columns)]
@@ -159,12 +192,21 @@ def read_foodatlas_v4(path: Path | None, settings: Settings) -> list[RawTable]:
                     import json
 
                     frame[col] = frame[col].map(
-                        lambda v: json.dumps(v.tolist() if hasattr(v, "tolist") else v)
-                        if v is not None else None
+                        lambda v: (
+                            json.dumps(v.tolist() if hasattr(v, "tolist") else v)
+                            if v is not None
+                            else None
+                        )
                     )
             source = str(file)
-        tables.append(RawTable(f"foodatlas_v4_{name}", frame, source,
-                               "foodatlas" if root is not None else "foodatlas_absent"))
+        tables.append(
+            RawTable(
+                f"foodatlas_v4_{name}",
+                frame,
+                source,
+                "foodatlas" if root is not None else "foodatlas_absent",
+            )
+        )
     return tables
 
 
@@ -189,9 +231,12 @@ def _check_categories(path: Path, frame: pd.DataFrame, column: str) -> None:
     if unknown.any():
         i = int(unknown.to_numpy().nonzero()[0][0]) + 1
         raise DataValidationError(
-            str(path), f"unknown category {frame[column][unknown].iloc[0]!r}",
+            str(path),
+            f"unknown category {frame[column][unknown].iloc[0]!r}",
             "use a canonical category from seeds/categories.csv or add the spelling to "
-            "seeds/category_aliases.csv", row=i, column=column,
+            "seeds/category_aliases.csv",
+            row=i,
+            column=column,
         )
 
 
@@ -201,27 +246,44 @@ def read_oof_predictions(settings: Settings) -> list[RawTable]:
         path, frame = _read(key, settings)
         required = {"category", "product_code", "predicted_score"}
         if missing := required - set(frame.columns):
-            raise DataValidationError(str(path), f"missing column(s) {sorted(missing)}",
-                                      "prediction files need category, product_code, "
-                                      "predicted_score", column=sorted(missing)[0])
+            raise DataValidationError(
+                str(path),
+                f"missing column(s) {sorted(missing)}",
+                "prediction files need category, product_code, predicted_score",
+                column=sorted(missing)[0],
+            )
         if "true_rank" not in frame.columns and "true_score" not in frame.columns:
             raise DataValidationError(str(path), "no gold column", "add true_rank or true_score")
         _check_categories(path, frame, "category")
         model, feature_set, is_bench = parse_oof_name(path.stem)
-        parts.append(pd.DataFrame({
-            "file_stem": path.stem,
-            "model_name": model,
-            "feature_set": feature_set,
-            "is_bench_variant": is_bench,
-            "category": frame["category"],
-            "product_code": frame["product_code"].astype("int64"),
-            "true_rank": frame.get("true_rank", pd.Series([None] * len(frame), dtype="float64")),
-            "true_score": frame.get("true_score", pd.Series([None] * len(frame), dtype="float64")),
-            "predicted_score": frame["predicted_score"].astype("float64"),
-            "_source_file": str(path),
-        }))
-    return [RawTable("tastebench_oof_predictions", pd.concat(parts, ignore_index=True), "",
-                     "tastebench_public")]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "file_stem": path.stem,
+                    "model_name": model,
+                    "feature_set": feature_set,
+                    "is_bench_variant": is_bench,
+                    "category": frame["category"],
+                    "product_code": frame["product_code"].astype("int64"),
+                    "true_rank": frame.get(
+                        "true_rank", pd.Series([None] * len(frame), dtype="float64")
+                    ),
+                    "true_score": frame.get(
+                        "true_score", pd.Series([None] * len(frame), dtype="float64")
+                    ),
+                    "predicted_score": frame["predicted_score"].astype("float64"),
+                    "_source_file": str(path),
+                }
+            )
+        )
+    return [
+        RawTable(
+            "tastebench_oof_predictions",
+            pd.concat(parts, ignore_index=True),
+            "",
+            "tastebench_public",
+        )
+    ]
 
 
 def read_tastebench_public(settings: Settings) -> list[RawTable]:

@@ -56,9 +56,11 @@ def sha256_file(path: Path) -> str:
 
 
 def sha256_tree(root: Path) -> tuple[str, int]:
-    """Digest of a folder: sha256 over sorted ``<relpath>\\t<sha256>\\n`` lines; also the file count."""
+    """Folder digest: sha256 over sorted ``<relpath>\\t<sha256>\\n`` lines, and the file count."""
     lines = sorted(
-        f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}\n" for p in root.rglob("*") if p.is_file()
+        f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}\n"
+        for p in root.rglob("*")
+        if p.is_file()
     )
     return hashlib.sha256("".join(lines).encode()).hexdigest(), len(lines)
 

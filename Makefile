@@ -1,0 +1,39 @@
+# The README's two commands: `make build` and `make test`. Everything installs into .venv here.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Tests and CI read the public data from the shared mirror; a user without one downloads upstream.
+TASTEBENCH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+export TASTEBENCH_DATA_MIRROR
+export DO_NOT_TRACK := 1
+export GX_ANALYTICS_ENABLED := false
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+PYTEST_ARGS ?=
+
+.PHONY: build test install lint bench clean
+
+build: $(STAMP)  ## build the warehouse on the embedded default (simulated NECTAR) and print where
+	$(BIN)/tastebench build
+
+test: $(STAMP)  ## run the whole test suite
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check warehouse tests benchmarks python_models
+	$(BIN)/ruff format --check warehouse tests benchmarks python_models
+
+bench: $(STAMP)  ## print the benchmarks' ratios against their named baselines
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf build

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from warehouse.human import (  # noqa: E402
+from warehouse.human import (
     assign_blocks,
     block_reliability,
     group_size_curve,
@@ -35,7 +35,7 @@ from warehouse.human import (  # noqa: E402
     split_half_reliability,
     summarize_human_baseline,
 )
-from warehouse.human.testing import (  # noqa: E402
+from warehouse.human.testing import (
     PUBLIC_LOO_PATH,
     public_block_structure,
     ratings_from_block_structure,
@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         results[scale] = times
         s = summary.iloc[0]
         print(
-            f"scale {scale:>3}: {len(ratings):>9,} ratings, {s['n_blocks']} blocks, "
-            f"{s['n_panelist_blocks']:,} panelist-blocks (generated in {gen:.1f} s)"
+            f"scale {scale:>3}: {len(ratings):>9,} ratings, {int(s['n_blocks'])} blocks, "
+            f"{int(s['n_panelist_blocks']):,} panelist-blocks (generated in {gen:.1f} s)"
         )
         print(
             f"           median acc {s['panelist_accuracy_median']:.3f}, alpha "

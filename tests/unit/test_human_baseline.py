@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from warehouse.human import (
     assign_blocks,
@@ -101,7 +103,8 @@ def _loo_reference_loop(mat):
             warnings.simplefilter("ignore")
             rho = scipy.stats.spearmanr(g, p).statistic
         rows.append((r, ok.sum(), n, credit / n, rho))
-    return pd.DataFrame(rows, columns=["r", "n_analogs", "n_pairs", "acc", "rho"])
+    out = pd.DataFrame(rows, columns=["r", "n_analogs", "n_pairs", "acc", "rho"])
+    return out.astype({"r": "int64", "n_analogs": "int64", "n_pairs": "int64", "acc": float})
 
 
 def test_loo_vectorised_equals_loop_with_missing_cells():
@@ -116,7 +119,9 @@ def test_loo_vectorised_equals_loop_with_missing_cells():
     np.testing.assert_array_equal(got["n_analogs"], want["n_analogs"])
     np.testing.assert_array_equal(got["n_pairs"], want["n_pairs"])
     np.testing.assert_allclose(got["pairwise_accuracy"], want["acc"])
-    np.testing.assert_allclose(got["spearman"], want["rho"], equal_nan=True)
+    np.testing.assert_allclose(
+        got["spearman"].astype(float), want["rho"].astype(float), equal_nan=True
+    )
 
 
 # -------------------------------------------------------------------------------- split-half
@@ -319,3 +324,25 @@ def test_same_seed_same_outputs_and_summary():
     assert pd.isna(s["k_star"]) if ks is None else s["k_star"] == ks
     summary = human_baseline_summary(df, n_iter=1000, seed=42, model_accuracy=0.683)
     pd.testing.assert_frame_equal(summary, one.summary)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(3, 9),
+    p=st.integers(2, 6),
+    seed=st.integers(0, 2**31 - 1),
+    missing=st.floats(0.0, 0.3),
+)
+def test_loo_property_equals_loop(n, p, seed, missing):
+    rng = np.random.default_rng(seed)
+    mat = rng.integers(1, 8, (n, p)).astype(float)
+    mat[rng.random(mat.shape) < missing] = np.nan
+    df = _frame_from_matrix(mat)
+    bp, br = assign_blocks(df, min_respondents=1, min_analogs=1, count_null_as_rated=True)
+    got = panelist_block_accuracy(df, bp, br)
+    want = _loo_reference_loop(mat)
+    assert got["respondent_id"].tolist() == want["r"].tolist()
+    np.testing.assert_allclose(got["pairwise_accuracy"], want["acc"])
+    np.testing.assert_allclose(
+        got["spearman"].astype(float), want["rho"].astype(float), equal_nan=True
+    )

@@ -108,3 +108,13 @@ def test_block_matrix_layout():
     assert m.analog_codes.tolist() == [1, 2]
     want = df.pivot(index="respondent_id", columns="product_code", values="similarity")
     np.testing.assert_array_equal(m.ratings, want.to_numpy())
+
+
+def test_string_respondent_ids_and_categories():
+    rows = _rows("Deli_Ham", [f"r{i:02d}" for i in range(22)], [1, 2, 3])
+    df = _frame(rows).assign(similarity=lambda d: (d.index % 7 + 1).astype(float))
+    bp, br = assign_blocks(df)
+    assert br["respondent_id"].tolist() == sorted(f"r{i:02d}" for i in range(22))
+    (m,) = block_matrices(df, bp, br)
+    assert m.category == "Deli_Ham" and m.ratings.shape == (22, 3)
+    assert not np.isnan(m.ratings).any()

@@ -31,8 +31,8 @@ Documented choices (the spec leaves them open):
   mean against the mean of *all* block respondents (the panel included); ``reference='complement'``
   scores it against the mean of the block's respondents *outside* the panel (no overlap).
   When ``k`` exceeds a block's size the panel is capped at the whole block: with ``'full'`` such a
-  block then agrees with its own gold (credit 1, gold ties 0.5); with ``'complement'`` nobody is left
-  out, so the block contributes no pairs for that ``k``. ``n_blocks_capped`` reports how many
+  block then agrees with its own gold (credit 1, gold ties 0.5); with ``'complement'`` nobody is
+  left out, so the block contributes no pairs for that ``k``. ``n_blocks_capped`` reports how many
   blocks are capped at each ``k``. Per iteration, credits and pairs are pooled over blocks; the
   curve reports the median and the 2.5/97.5 percentiles (numpy linear) over iterations.
 * ``pooling='cross_block'`` reproduces the published curve, which also paired products across the
@@ -132,9 +132,14 @@ def _panelist_accuracy(mats: list[BlockMatrix], min_analogs: int = 2) -> pd.Data
                 }
             )
         )
-    if not frames:
-        return pd.DataFrame(columns=ACCURACY_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[ACCURACY_COLUMNS]
+    out = pd.concat(frames, ignore_index=True) if frames else _empty_accuracy()
+    return out[ACCURACY_COLUMNS]
+
+
+def _empty_accuracy() -> pd.DataFrame:
+    dtypes = {"category": object, "block_id": "int64", "respondent_id": object}
+    dtypes |= {"n_analogs": "int64", "n_pairs": "int64"}
+    return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, "float64")) for c in ACCURACY_COLUMNS})
 
 
 def panelist_block_accuracy(
@@ -241,12 +246,12 @@ def _split_half(
     n_blocks = 0
     for b in mats:
         n = b.analogs.shape[0]
-        if n < min_respondents or b.analogs.shape[1] < 2:
+        if n < max(min_respondents, 2) or b.analogs.shape[1] < 2:
             continue
         keys = rng.random((n_iter, n))
-        half = _first_by_key(keys, n // 2)
-        in_a = np.zeros((n_iter, n), dtype=bool)
-        np.put_along_axis(in_a, half, True, axis=1)
+        # half A = the floor(n/2) smallest keys of each row (keys are distinct almost surely)
+        h = n // 2
+        in_a = keys <= np.partition(keys, h - 1, axis=1)[:, h - 1 : h]
         c, p = split_half_credit(b.analogs, in_a)
         credit += c
         pairs += p
@@ -304,9 +309,11 @@ def _panel_sums(
     perm = _first_by_key(keys, size)
     sums = np.cumsum(xz[perm], axis=1)
     counts = np.cumsum(pm[perm], axis=1)
-    k_idx = np.minimum(np.arange(k_max), size - 1)
     capped = np.arange(1, k_max + 1) > n
-    return sums[:, k_idx], counts[:, k_idx], xz.sum(axis=0), pm.sum(axis=0), capped
+    if size < k_max:  # k > block size: the panel is the whole block
+        k_idx = np.minimum(np.arange(k_max), size - 1)
+        sums, counts = sums[:, k_idx], counts[:, k_idx]
+    return sums, counts, xz.sum(axis=0), pm.sum(axis=0), capped
 
 
 def _gold(
@@ -530,8 +537,8 @@ def human_baseline_summary(
     (LOO pairwise accuracy, pandas linear quantiles) and ``panelist_spearman_median``;
     ``alpha_mean`` (mean ordinal alpha over blocks); ``kendall_w_median``; ``split_half_median``;
     ``panel3_accuracy, panel3_q025, panel3_q975`` and the same for ``panel5`` (median and 2.5/97.5
-    percentiles over iterations of the group-size curve); ``model_accuracy`` and ``k_star`` (nullable
-    Int64) when a model accuracy is given. Both random parts use ``seed``.
+    percentiles over iterations of the group-size curve); ``model_accuracy`` and ``k_star``
+    (nullable Int64) when a model accuracy is given. Both random parts use ``seed``.
     """
     return compute_human_baseline(
         ratings,

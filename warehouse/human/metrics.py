@@ -34,10 +34,13 @@ def pairwise_credit(gold_diff: np.ndarray, pred_diff: np.ndarray) -> np.ndarray:
     """
     gold_diff = np.asarray(gold_diff, dtype=float)
     pred_diff = np.asarray(pred_diff, dtype=float)
-    agree = (np.sign(gold_diff) == np.sign(pred_diff)).astype(float)
-    credit = np.where(np.abs(pred_diff) < TIE_EPS, 0.5, agree)
-    credit = np.where(np.abs(gold_diff) < TIE_EPS, 0.5, credit)
-    return np.where(np.isnan(gold_diff) | np.isnan(pred_diff), np.nan, credit)
+    tie = (np.abs(gold_diff) < TIE_EPS) | (np.abs(pred_diff) < TIE_EPS)
+    # outside ties both differences are non-zero, so "same sign" == "both positive or both not"
+    credit = np.where(tie, 0.5, ((gold_diff > 0) == (pred_diff > 0)).astype(float))
+    missing = np.isnan(gold_diff) | np.isnan(pred_diff)
+    if missing.any():
+        credit = np.where(missing, np.nan, credit)
+    return credit
 
 
 def pairwise_credit_sums(gold: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -89,9 +92,10 @@ def spearman_rows(gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
     rg = scipy.stats.rankdata(g, axis=-1, nan_policy="omit")
     rp = scipy.stats.rankdata(p, axis=-1, nan_policy="omit")
     n = both.sum(axis=-1)
+    n_safe = np.maximum(n, 1)[..., None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        dg = rg - np.nanmean(np.where(both, rg, np.nan), axis=-1, keepdims=True)
-        dp = rp - np.nanmean(np.where(both, rp, np.nan), axis=-1, keepdims=True)
+        dg = rg - np.where(both, rg, 0.0).sum(axis=-1, keepdims=True) / n_safe
+        dp = rp - np.where(both, rp, 0.0).sum(axis=-1, keepdims=True) / n_safe
         dg = np.where(both, dg, 0.0)
         dp = np.where(both, dp, 0.0)
         num = (dg * dp).sum(axis=-1)

@@ -33,24 +33,33 @@ the bit generator through Lemire's bounded method (``m = u * n``; accept unless
 32-bit stream in one call (``integers(0, 2**32, dtype=uint32)``) and applies Lemire's map with the
 per-position bound, honouring rejections exactly (they shift the stream by one). A cheap
 self-check against the literal loop guards the shortcut; ``method="loop"`` runs the literal loop.
-All replicate metrics are then computed in array form (no Python loop over replicates):
-pairwise credit and Kendall tau-b from the upper-triangle pair differences of the drawn
-``(n_boot, n_c)`` matrices, Spearman from ``scipy.stats.rankdata(..., axis=1)`` average ranks and
-a row-wise Pearson correlation (the arithmetic of ``numpy.corrcoef``), Recall@k from the row-wise
-argmax. These equal the scipy/per-replicate values to ~1e-15 (tests check it).
+All replicate metrics are then computed in array form (no Python loop over replicates), per
+category from the ``(n_boot, n_c)`` multiplicity matrix of the draws (see :func:`sample_stats`):
+pairwise credit, Kendall tau-b and average ranks (for Spearman) as exact quadratic forms /
+matrix products, Recall@k from the drawn ``(n_boot, n_c)`` matrices with a row-wise argmax. Pairwise
+accuracy, Recall@k and per-category Spearman/Kendall equal the per-replicate scipy values bit for
+bit (tests check it); the n_c-weighted averages agree to ~1e-16.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
-from .core import RECALL_KS, TIE_EPS, as_category_array, canonical_order, group_by_category
+from .core import (
+    RECALL_KS,
+    TIE_EPS,
+    Grouped,
+    as_category_array,
+    canonical_order,
+    group_by_category,
+)
 
 BOOT_METRICS = (
     "pairwise_accuracy",
@@ -75,11 +84,15 @@ def lemire_draws(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray:
 
     ``bounds`` are positive integers below 2**32. Exact for numpy's ``Generator.integers``
     (Lemire's bounded method on the 32-bit stream, which is what numpy uses for these bounds);
-    rejections, vanishingly rare for small bounds, are replayed exactly.
+    rejections, vanishingly rare for small bounds, are replayed exactly. A bound of 1 returns 0
+    without consuming randomness, as numpy does.
     """
-    b = np.asarray(bounds, dtype=np.uint64)
-    if b.size and (b.min() < 1 or b.max() >= (1 << 32)):
+    b_all = np.asarray(bounds, dtype=np.uint64)
+    if b_all.size and (b_all.min() < 1 or b_all.max() >= (1 << 32)):
         raise ValueError("bounds must lie in [1, 2**32)")
+    out_all = np.zeros(b_all.size, dtype=np.int64)
+    live = b_all > 1
+    b = b_all[live]
     n = b.size
     out = np.empty(n, dtype=np.int64)
     u = rng.integers(0, 1 << 32, n + 64, dtype=np.uint32).astype(np.uint64)
@@ -94,10 +107,7 @@ def lemire_draws(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray:
         m = u[upos : upos + need] * seg_b
         low = m & _MASK32
         cand = np.flatnonzero(low < seg_b)
-        if cand.size:
-            rejected = cand[low[cand] < (_TWO32 % seg_b[cand])]
-        else:
-            rejected = cand
+        rejected = cand[low[cand] < (_TWO32 % seg_b[cand])]
         if rejected.size == 0:
             out[pos:] = (m >> np.uint64(32)).astype(np.int64)
             break
@@ -105,7 +115,8 @@ def lemire_draws(rng: np.random.Generator, bounds: np.ndarray) -> np.ndarray:
         out[pos : pos + r] = (m[:r] >> np.uint64(32)).astype(np.int64)
         pos += r
         upos += r + 1  # the rejected 32-bit value is skipped; draw `pos` is retried
-    return out
+    out_all[live] = out
+    return out_all
 
 
 def _draw_loop(sizes: Sequence[int], n_boot: int, seed: int) -> list[np.ndarray]:
@@ -136,7 +147,7 @@ def _draw_cached(sizes: tuple[int, ...], n_boot: int, seed: int, method: str) ->
         if method == "auto":
             check = min(n_boot, 16)
             ref = _draw_loop(sizes, check, seed)
-            if not all(np.array_equal(d[:check], r) for d, r in zip(draws, ref)):
+            if not all(np.array_equal(d[:check], r) for d, r in zip(draws, ref, strict=True)):
                 warnings.warn(
                     "numpy's integers() stream differs from the Lemire shortcut; "
                     "falling back to the literal draw loop",
@@ -164,6 +175,25 @@ def draw_main_indices(
 
 
 # --------------------------------------------------------------------------- replicate engine
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> object | None:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: only a speed concern
+        return None
+    return ThreadpoolController()
+
+
+def single_thread_blas() -> contextlib.AbstractContextManager:
+    """Limit BLAS to one thread (when ``threadpoolctl`` is importable).
+
+    The replicate engine multiplies many tiny ``(n_boot, n_c) @ (n_c, n_c)`` matrices; threaded
+    BLAS only adds synchronisation overhead there (3-5x slower on a busy 2-core machine).
+    """
+    ctl = _blas_controller()
+    return ctl.limit(limits=1, user_api="blas") if ctl is not None else contextlib.nullcontext()
 
 
 def _quad(counts: np.ndarray, mat: np.ndarray) -> np.ndarray:
@@ -194,8 +224,9 @@ def sample_stats(
     out: dict[str, np.ndarray] = {"n": np.full(s, m, dtype=np.float64)}
     want = set(metrics)
     if m == 0:
-        out.update(credit=np.zeros(s), npairs=np.zeros(s), rho=np.full(s, np.nan),
-                   tau=np.full(s, np.nan))
+        out.update(
+            credit=np.zeros(s), npairs=np.zeros(s), rho=np.full(s, np.nan), tau=np.full(s, np.nan)
+        )
         for name in want:
             if name.startswith("recall_at_"):
                 out[f"recall_{name.rsplit('_', 1)[1]}"] = np.full(s, np.nan)
@@ -210,28 +241,31 @@ def sample_stats(
         credit_mat = np.where(tied, 0.5, ((dg > 0) == (dp > 0)).astype(np.float64))
         out["credit"] = (_quad(counts, credit_mat) - 0.5 * m) / 2
         out["npairs"] = np.full(s, tot, dtype=np.float64)
-    eq_g = (dg == 0).astype(np.float64)
-    eq_p = (dp == 0).astype(np.float64)
+    if "kendall_tau" in want or "spearman" in want:
+        ce_g = counts @ (dg == 0).astype(np.float64)  # copies drawn with the same gold
+        ce_p = counts @ (dp == 0).astype(np.float64)
     if "kendall_tau" in want:
         cmd = _quad(counts, np.sign(dg) * np.sign(dp)) / 2
-        xtie = (_quad(counts, eq_g) - m) / 2
-        ytie = (_quad(counts, eq_p) - m) / 2
+        xtie = ((ce_g * counts).sum(axis=1) - m) / 2
+        ytie = ((ce_p * counts).sum(axis=1) - m) / 2
         undefined = (xtie == tot) | (ytie == tot)
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = cmd / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
         out["tau"] = np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
     if "spearman" in want:
         mid = (m + 1) / 2
+        # average rank of a copy of product i: #drawn below + (#drawn equal + 1) / 2;
         # dg[j, i] < 0  <=>  g_j < g_i
-        xm = counts @ (dg < 0) + (counts @ eq_g + 1) / 2 - mid
-        ym = counts @ (dp < 0) + (counts @ eq_p + 1) / 2 - mid
+        xm = counts @ (dg < 0).astype(np.float64) + (ce_g + 1) / 2 - mid
+        ym = counts @ (dp < 0).astype(np.float64) + (ce_p + 1) / 2 - mid
         fact = 1.0 / (m - 1) if m > 1 else np.nan
         sxy = (counts * xm * ym).sum(axis=1) * fact
         sxx = (counts * xm * xm).sum(axis=1) * fact
         syy = (counts * ym * ym).sum(axis=1) * fact
         undefined = (sxx == 0) | (syy == 0) | (m < 2)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rho = np.clip(sxy / np.sqrt(sxx) / np.sqrt(syy), -1.0, 1.0)
+            # scipy returns corrcoef(...)[1, 0] = cov / sd_y / sd_x (in this order)
+            rho = np.clip(sxy / np.sqrt(syy) / np.sqrt(sxx), -1.0, 1.0)
         out["rho"] = np.where(undefined, np.nan, rho)
     ks = [int(name.rsplit("_", 1)[1]) for name in want if name.startswith("recall_at_")]
     if ks:
@@ -343,17 +377,19 @@ def bootstrap_replicates(
     metrics = _check_metrics(metrics)
     order = canonical_order(category, gold, pred)
     cat = as_category_array(category)[order]
-    grouped = group_by_category(cat, np.asarray(gold, dtype=float)[order],
-                                np.asarray(pred, dtype=float)[order])
+    grouped = group_by_category(
+        cat, np.asarray(gold, dtype=float)[order], np.asarray(pred, dtype=float)[order]
+    )
     sizes = [len(r) for r in grouped.rows]
     gcat = [grouped.gold[r] for r in grouped.rows]
     pcat = [grouped.pred[r] for r in grouped.rows]
 
-    full = [sample_stats(g, p, np.arange(len(g))[None, :], metrics) for g, p in zip(gcat, pcat)]
+    cats = list(zip(gcat, pcat, strict=True))
+    full = [sample_stats(g, p, np.arange(len(g))[None, :], metrics) for g, p in cats]
     theta = {k: float(v[0]) for k, v in combine(full, metrics).items()}
 
     draws = draw_main_indices(sizes, n_boot, seed, method=draw_method)
-    boot_stats = [sample_stats(g, p, idx, metrics) for g, p, idx in zip(gcat, pcat, draws)]
+    boot_stats = [sample_stats(g, p, idx, metrics) for (g, p), idx in zip(cats, draws, strict=True)]
     boot = combine(boot_stats, metrics)
 
     # Jackknife: product r of category c -> category c uses its leave-one-out statistics,
@@ -361,7 +397,7 @@ def bootstrap_replicates(
     n_total = int(sum(sizes))
     jack_cat = []
     offsets = np.concatenate([[0], np.cumsum(sizes)])
-    for c, (g, p, n) in enumerate(zip(gcat, pcat, sizes)):
+    for c, (g, p, n) in enumerate(zip(gcat, pcat, sizes, strict=True)):
         loo_idx = np.array([np.delete(np.arange(n), i) for i in range(n)]).reshape(n, n - 1)
         loo = sample_stats(g, p, loo_idx, metrics)
         cols = {}
@@ -389,7 +425,8 @@ def bca_ci(
     ``point`` is the metric on the canonical order (equal to :func:`compute_all`'s value unless a
     category's maximum gold is tied, where Recall's "first row" follows the canonical order).
     """
-    reps = bootstrap_replicates(category, gold, pred, n_boot, seed, metrics, draw_method)
+    with single_thread_blas():
+        reps = bootstrap_replicates(category, gold, pred, n_boot, seed, metrics, draw_method)
     out = {}
     for name, r in reps.items():
         lo, hi = bca_interval(r["theta"], r["boot"], r["jack"], alpha, "strict")
@@ -412,12 +449,24 @@ def bca_ci_per_category(
     Returns columns ``category, n_products, pairwise_accuracy, ci_lo, ci_hi``.
     """
     order = canonical_order(category, gold, pred)
-    grouped = group_by_category(as_category_array(category)[order],
-                                np.asarray(gold, dtype=float)[order],
-                                np.asarray(pred, dtype=float)[order])
-    rows = []
+    grouped = group_by_category(
+        as_category_array(category)[order],
+        np.asarray(gold, dtype=float)[order],
+        np.asarray(pred, dtype=float)[order],
+    )
     metrics = ("pairwise_accuracy",)
-    for name, r in zip(grouped.names, grouped.rows):
+    with single_thread_blas():
+        rows = _per_category_rows(grouped, n_boot, seed, alpha, metrics)
+    return pd.DataFrame(
+        rows, columns=["category", "n_products", "pairwise_accuracy", "ci_lo", "ci_hi"]
+    )
+
+
+def _per_category_rows(
+    grouped: Grouped, n_boot: int, seed: int, alpha: float, metrics: tuple[str, ...]
+) -> list[tuple]:
+    rows = []
+    for name, r in zip(grouped.names, grouped.rows, strict=True):
         g, p, n = grouped.gold[r], grouped.pred[r], len(r)
         if n < 2:
             rows.append((name, n, np.nan, np.nan, np.nan))
@@ -435,6 +484,4 @@ def bca_ci_per_category(
             jack = np.zeros(0)
         lo, hi = bca_interval(theta, boot, jack, alpha, "midrank")
         rows.append((name, n, theta, lo, hi))
-    return pd.DataFrame(
-        rows, columns=["category", "n_products", "pairwise_accuracy", "ci_lo", "ci_hi"]
-    )
+    return rows

@@ -55,7 +55,7 @@ def _credit_matrix(credits: Sequence[object]) -> np.ndarray:
         for f in frames:
             if f[keys].duplicated().any():
                 raise ValueError(f"duplicate pair keys {keys} in a credit table")
-            merged = ref.merge(f[keys + ["credit"]], on=keys, how="left", validate="one_to_one")
+            merged = ref.merge(f[[*keys, "credit"]], on=keys, how="left", validate="one_to_one")
             if len(f) != len(ref) or merged["credit"].isna().any():
                 raise ValueError(f"credit tables do not cover the same pairs (keys {keys})")
             cols.append(merged["credit"].to_numpy(dtype=np.float64))
@@ -98,7 +98,11 @@ def _signflip_stats(diffs: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
 
 
 def _compare(
-    mat: np.ndarray, pairs: list[tuple[int, int]], n_boot: int, n_perm: int, seed: int,
+    mat: np.ndarray,
+    pairs: list[tuple[int, int]],
+    n_boot: int,
+    n_perm: int,
+    seed: int,
     alpha: float,
 ) -> list[dict[str, float]]:
     n_pairs = mat.shape[0]
@@ -117,8 +121,14 @@ def _compare(
             extreme = int((np.abs(flips[:, c]) >= abs(obs) - 1e-12).sum())
             p_value = (1 + extreme) / (n_perm + 1)
         rows.append(
-            {"acc_a": float(acc[a]), "acc_b": float(acc[b]), "diff": float(obs),
-             "ci_lo": float(lo), "ci_hi": float(hi), "p_value": float(p_value)}
+            {
+                "acc_a": float(acc[a]),
+                "acc_b": float(acc[b]),
+                "diff": float(obs),
+                "ci_lo": float(lo),
+                "ci_hi": float(hi),
+                "p_value": float(p_value),
+            }
         )
     return rows
 

@@ -11,6 +11,13 @@
 A policy ``beats_chance`` when its CI lies entirely above the chance value; ``differs_from_chance``
 when the CI excludes the chance value on either side (a policy significantly *below* chance
 means its mirror image beats chance: equally a construction artifact).
+
+Caveat for Recall@k flags: bootstrap replicates of Recall are biased downward (duplicated
+products add rows predicted above the best one), so the BCa bias correction z0 can be extreme
+and the interval can start at the point estimate itself. On the public gold, "lower code wins"
+has R@3 = .583 with BCa [.583, .715] (98% of replicates below the point), which sets
+``beats_chance`` although pairwise accuracy, Spearman and Kendall sit at chance. Read Recall flags
+together with the pairwise ones.
 """
 
 from __future__ import annotations

@@ -29,9 +29,7 @@ def _pair_arrays(credit: object, other: object, name: str) -> tuple[np.ndarray, 
     return c, o
 
 
-def accuracy_by_delta_quintile(
-    credit: object, abs_delta: object, n_bins: int = 5
-) -> pd.DataFrame:
+def accuracy_by_delta_quintile(credit: object, abs_delta: object, n_bins: int = 5) -> pd.DataFrame:
     """Pairwise accuracy by quantile bin of |delta gold| (bin 1 = smallest differences).
 
     Columns: ``bin, delta_min, delta_max, n_pairs, accuracy``.

@@ -64,7 +64,9 @@ def _known_set(known_products: object) -> set[tuple[str, object]]:
         missing = {"category", "product_code"} - set(known_products.columns)
         if missing:
             raise ValueError(f"known_products lacks column(s) {sorted(missing)}")
-        pairs: Iterable = zip(known_products["category"], known_products["product_code"])
+        pairs: Iterable = zip(
+            known_products["category"], known_products["product_code"], strict=True
+        )
     else:
         pairs = known_products  # iterable of (category, code)
     return {(str(c), normalize_code(p)) for c, p in pairs}
@@ -92,8 +94,11 @@ def validate_predictions(
     needed = ["category", "product_code", score_column] + ([gold_column] if gold_column else [])
     for col in needed:
         if col not in df.columns:
-            fail(f"missing column '{col}' (has {list(df.columns)})", f"add a '{col}' column",
-                 column=col)
+            fail(
+                f"missing column '{col}' (has {list(df.columns)})",
+                f"add a '{col}' column",
+                column=col,
+            )
     known = _known_set(known_products)
     known_cats = {c for c, _ in known}
 
@@ -103,24 +108,30 @@ def validate_predictions(
         if cat is None or (isinstance(cat, float) and np.isnan(cat)) or str(cat).strip() == "":
             fail("empty category", "fill in the category", pos, "category")
         if str(cat) not in known_cats:
-            fail(f"unknown category '{cat}'", f"use one of {sorted(known_cats)}", pos,
-                 "category")
+            fail(f"unknown category '{cat}'", f"use one of {sorted(known_cats)}", pos, "category")
     norm = []
-    for pos, (cat, code) in enumerate(zip(cats, codes)):
+    for pos, (cat, code) in enumerate(zip(cats, codes, strict=True)):
         if code is None or (isinstance(code, float) and np.isnan(code)):
             fail("empty product_code", "fill in the product code", pos, "product_code")
         key = (str(cat), normalize_code(code))
         if key not in known:
-            fail(f"unknown product_code {code!r} in category '{cat}'",
-                 "score only the benchmark's products (check the category's code list)", pos,
-                 "product_code")
+            fail(
+                f"unknown product_code {code!r} in category '{cat}'",
+                "score only the benchmark's products (check the category's code list)",
+                pos,
+                "product_code",
+            )
         norm.append(key)
     first_seen: dict[tuple[str, object], int] = {}
     for pos, key in enumerate(norm):
         if key in first_seen:
-            fail(f"duplicate row for (category, product_code) = {key}, first at line "
-                 f"{first_seen[key] + 2}", "keep exactly one prediction per product", pos,
-                 "product_code")
+            fail(
+                f"duplicate row for (category, product_code) = {key}, first at line "
+                f"{first_seen[key] + 2}",
+                "keep exactly one prediction per product",
+                pos,
+                "product_code",
+            )
         first_seen[key] = pos
     for col in needed[2:]:
         raw = df[col]

@@ -55,11 +55,36 @@ def build(
             "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
             "computed from them is a real result.[/yellow]"
         )
+    _print_human_baseline(console, result.db_path)
     console.print(f"Warehouse: {result.db_path}")
     console.print(
         f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
         f"or duckdb -readonly {result.db_path}"
     )
+
+
+def _print_human_baseline(console, db_path: Path) -> None:
+    """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
+    import duckdb
+    from rich.table import Table
+
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select metric, warehouse_value, published_value, data_origin "
+            "from marts.agg_human_baseline order by metric"
+        ).fetchall()
+    except duckdb.CatalogException:
+        return
+    finally:
+        con.close()
+    if not rows:
+        return
+    origin = rows[0][3]
+    table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
+    for metric, ours, published, _ in rows:
+        table.add_row(metric, f"{ours:.4f}", f"{published:.4f}")
+    console.print(table)
 
 
 @app.command()
@@ -81,8 +106,13 @@ def simulate(
     report = simulate_bundle(
         out_dir, public_dir=public_dir, seed=seed, scale=scale, plant_signal=plant_signal
     )
-    _console().print(f"simulated bundle written to {out_dir}")
-    _console().print(report)
+    console = _console()
+    console.print(f"simulated bundle written to {out_dir} in {report.elapsed_s:.1f} s")
+    console.print(
+        f"{report.n_categories} categories, {report.n_analogs} analogs + {report.n_references} "
+        f"references, {report.n_respondents} respondents, {report.n_ratings} ratings"
+    )
+    console.print(f"calibration: {report.calibration}")
 
 
 @app.command()

@@ -1,0 +1,30 @@
+-- Analog pairs inside each block (a product in two blocks counts in both), gold from the full
+-- panel mean; the scope of the within-block accuracy metric (BENCHMARK.md §4).
+with block_analogs as (
+    select block_products.*, means.panel_mean
+    from {{ ref('fct_block_products') }} as block_products
+    inner join {{ ref('fct_panel_means') }} as means
+        on block_products.category = means.category
+        and block_products.product_code = means.product_code
+    where not block_products.is_reference
+)
+
+select
+    a.category || ':' || a.block_id || ':' || a.product_code || ':' || b.product_code
+        as block_pair_key,
+    a.category,
+    a.block_id,
+    a.category || ':' || a.block_id as block_key,
+    a.product_code as product_code_a,
+    b.product_code as product_code_b,
+    a.panel_mean - b.panel_mean as panel_mean_difference,
+    abs(a.panel_mean - b.panel_mean) < {{ var('tie_tolerance') }} as is_tie,
+    case
+        when abs(a.panel_mean - b.panel_mean) < {{ var('tie_tolerance') }} then null
+        when a.panel_mean > b.panel_mean then a.product_code
+        else b.product_code
+    end as winner_product_code,
+    a.data_origin
+from block_analogs as a
+inner join block_analogs as b
+    on a.category = b.category and a.block_id = b.block_id and a.product_code < b.product_code

@@ -37,6 +37,10 @@ def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print
         from warehouse.simulate import simulate_bundle
         from warehouse.sources import registry
 
+        # verify every public input the simulator reads against its pin before using the folder
+        for key in registry.load_registry():
+            if key.startswith("tastebench_"):
+                registry.resolve(key, settings)
         public_dir = registry.resolve("tastebench_gold_pairs", settings).parents[2]
         log(f"generating the simulated NECTAR bundle (seed 42) into {target}")
         simulate_bundle(target, public_dir=public_dir, seed=42, scale=1)

@@ -41,10 +41,10 @@ NONSWEET_DAIRY = ("Butter", "Cream_Cheese", "Sour_Cream", "Creamer", "Milk", "Ba
 CHEESE = ("Cheddar_Cheese", "Mozzarella")
 SWEET_DAIRY = ("Ice_Cream_Hard_Serve", "Yogurt")
 SUBSET_OF = {
-    **{c: "meat" for c in MEAT_CATEGORIES},
-    **{c: "nonsweet_dairy" for c in NONSWEET_DAIRY},
-    **{c: "cheese" for c in CHEESE},
-    **{c: "sweet_dairy" for c in SWEET_DAIRY},
+    **dict.fromkeys(MEAT_CATEGORIES, "meat"),
+    **dict.fromkeys(NONSWEET_DAIRY, "nonsweet_dairy"),
+    **dict.fromkeys(CHEESE, "cheese"),
+    **dict.fromkeys(SWEET_DAIRY, "sweet_dairy"),
 }
 YEAR_MEAT, YEAR_DAIRY = 2025, 2026
 
@@ -224,7 +224,7 @@ def _filler_groups(cat: Category, tie_codes: set[int]) -> list[Block]:
         if len(sets) < 2:
             continue
         size = int(min(BLOCK_MIN_RESPONDENTS - 1, -(-need // (len(sets) - 1))))
-        for drop, codes in sets:
+        for _drop, codes in sets:
             known.add(codes)
             groups.append(Block(block_id=-1, n_respondents=size, codes=codes))
             for c in codes:
@@ -242,7 +242,8 @@ def build_categories(public: PublicInputs, seed: int, scale: int) -> list[Catego
             if base not in SUBSET_OF:
                 raise ValueError(f"category {base!r} has no subset (BENCHMARK section 2)")
             g = gold[gold["category"] == base]
-            gold_rank = {int(c): float(r) for c, r in zip(g["product_code"], g["true_rank"])}
+            pairs = zip(g["product_code"], g["true_rank"], strict=True)
+            gold_rank = {int(c): float(r) for c, r in pairs}
             n_c = len(gold_rank)
             n_ref = 2 if base in TWO_REFERENCE_CATEGORIES else 1
             refs = tuple(range(n_c + 1, n_c + 1 + n_ref))
@@ -250,7 +251,7 @@ def build_categories(public: PublicInputs, seed: int, scale: int) -> list[Catego
             analog_sets = assign_block_analogs(gold_rank, sz["n_analogs"].tolist(), rng)
             blocks = []
             for (bid, n_resp), analogs in zip(
-                zip(sz["block_id"], sz["n_respondents"]), analog_sets
+                zip(sz["block_id"], sz["n_respondents"], strict=True), analog_sets, strict=True
             ):
                 # the first reference sits in every block, the second in block 0 only
                 block_refs = refs if int(bid) == 0 else refs[:1]

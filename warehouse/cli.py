@@ -63,6 +63,14 @@ def build(
     )
 
 
+def _fmt(value: float | None) -> str:
+    import math
+
+    return (
+        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    )
+
+
 def _print_human_baseline(console, db_path: Path) -> None:
     """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
     import duckdb
@@ -83,7 +91,7 @@ def _print_human_baseline(console, db_path: Path) -> None:
     origin = rows[0][3]
     table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
     for metric, ours, published, _ in rows:
-        table.add_row(metric, f"{ours:.4f}", f"{published:.4f}")
+        table.add_row(metric, _fmt(ours), _fmt(published))
     console.print(table)
 
 
@@ -142,6 +150,59 @@ def sql(
         _console().print(table)
     finally:
         con.close()
+
+
+@app.command()
+def evaluate(
+    predictions: Annotated[
+        list[Path],
+        typer.Argument(help="Prediction CSVs: category, product_code, predicted_score."),
+    ],
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (BCa).")] = 10000,
+    seed: Annotated[int, typer.Option(help="Random seed of the bootstrap.")] = 42,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the result (docs/evaluate.md) here.")
+    ] = None,
+    per_category: Annotated[
+        bool, typer.Option("--per-category", help="Also print the per-category table.")
+    ] = False,
+    gold: Annotated[
+        str | None,
+        typer.Option(
+            help="file (the files' true_rank/true_score; default when every file has one) "
+            "or warehouse (panel means of the built DuckDB file)."
+        ),
+    ] = None,
+    db: Annotated[Path | None, typer.Option(help="DuckDB file for --gold warehouse.")] = None,
+) -> None:
+    """Score prediction files: Table-2 metrics with BCa CIs, comparisons, trivial policies."""
+    import json
+
+    from warehouse.evaluate import evaluate_files, render_table
+
+    if bootstrap < 1:
+        raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
+    result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db)
+    _console().print(render_table(result, per_category=per_category))
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n")
+        _console().print(f"JSON written to {json_out}")
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path(
+        "build/reports/results.html"
+    ),
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (read-only).")] = None,
+) -> None:
+    """Write the self-contained HTML results report from the built warehouse's metrics marts."""
+    from warehouse.config import load_settings
+    from warehouse.report import write_report
+
+    path = write_report(load_settings(db_path=db).db_path, out)
+    _console().print(f"report written to {path}")
 
 
 @registry_app.command("list")

@@ -1,0 +1,14 @@
+"""Model x metric x scope with point and CI for every out-of-fold model, plus the trivial
+policies (is_trivial_policy); main-table BCa (BENCHMARK.md §4), the numbers of `tastebench
+evaluate` on the same files."""
+
+from warehouse.metrics_marts import model_metrics_table
+
+
+def model(dbt, session):
+    dbt.config(materialized="table", n_boot=10000, seed=42)
+    oof = dbt.ref("fct_oof_predictions").df()
+    pairs = dbt.ref("stg_tastebench__gold_pairs").df()
+    return model_metrics_table(
+        oof, pairs, n_boot=int(dbt.config.get("n_boot")), seed=int(dbt.config.get("seed"))
+    )

@@ -1,0 +1,193 @@
+"""End to end: `build` on the NECTAR fixture, then the metrics marts (fct_oof_predictions,
+agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons), the singular test
+against the published Table 2, `tastebench evaluate --gold warehouse` and the HTML report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from warehouse.build import BuildError, build, run_dbt
+from warehouse.cli import app
+from warehouse.config import load_settings
+from warehouse.evaluate import check_result_shape, evaluate_files
+from warehouse.report import write_report
+
+pytestmark = pytest.mark.integration
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
+SINGULAR = "assert_agg_model_metrics_reproduces_published_table2"
+TABLE2 = (
+    "pairwise_accuracy",
+    "spearman",
+    "kendall_tau",
+    "recall_at_1",
+    "recall_at_2",
+    "recall_at_3",
+)
+TOL3 = 0.0005 + 1e-9
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, data_mirror: Path):
+    root = tmp_path_factory.mktemp("metrics_wh")
+    settings = load_settings(build_dir=root, db_path=root / "x.duckdb", mirror=data_mirror)
+    result = build(settings, nectar=FIXTURE, log=lambda m: None)
+    return settings, result
+
+
+def _df(db: Path, sql: str) -> pd.DataFrame:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.sql(sql).df()
+    finally:
+        con.close()
+
+
+def test_fct_oof_predictions(built) -> None:
+    db = built[1].db_path
+    counts = _df(db, "select model_id, count(*) as n from marts.fct_oof_predictions group by 1")
+    assert len(counts) == 9 and (counts["n"] == 215).all()
+    origin = _df(db, "select distinct data_origin, source from marts.fct_oof_predictions")
+    assert origin.to_dict("records") == [
+        {"data_origin": "tastebench_public", "source": "tastebench_public"}
+    ]
+
+
+def test_metric_marts_have_nine_models_times_eight_metrics(built) -> None:
+    db = built[1].db_path
+    m = _df(db, "select * from marts.agg_model_metrics")
+    models = m[~m["is_trivial_policy"]]
+    assert len(models) == 72
+    assert models.groupby("model_id")["metric"].nunique().eq(8).all()
+    assert set(m.loc[m["is_trivial_policy"], "model_id"]) == {
+        "policy:random",
+        "policy:slot1_wins",
+        "policy:lower_code_wins",
+    }
+    assert (m["scope"] == "all").all()
+    for table in ("agg_model_metrics", "agg_model_metrics_per_category", "agg_model_comparisons"):
+        origins = _df(db, f"select distinct data_origin from marts.{table}")["data_origin"]
+        assert origins.tolist() == ["tastebench_public"], table
+    per_cat = _df(db, "select * from marts.agg_model_metrics_per_category")
+    assert len(per_cat) == 9 * 24
+    comps = _df(db, "select * from marts.agg_model_comparisons")
+    assert len(comps) == 36 and comps["is_resolved"].any()
+
+
+def test_agg_model_metrics_reproduces_published_table2(built) -> None:
+    db = built[1].db_path
+    joined = _df(
+        db,
+        "select m.model_id, m.metric, m.point, p.* from marts.agg_model_metrics m "
+        "join seeds.published_table2 p on m.model_id = p.model_file_stem "
+        "where not m.is_trivial_policy",
+    )
+    checked = 0
+    for r in joined.to_dict("records"):
+        if r["metric"] in TABLE2:
+            assert abs(r["point"] - r[r["metric"]]) <= TOL3, (r["model_id"], r["metric"])
+            checked += 1
+    assert checked == 9 * 6
+    nnls = _df(
+        db,
+        "select ci_lo, ci_hi from marts.agg_model_metrics "
+        "where model_id = 'nested_bt_gemini_nnls' and metric = 'pairwise_accuracy'",
+    ).iloc[0]
+    assert abs(nnls["ci_lo"] - 0.654) <= 0.005 and abs(nnls["ci_hi"] - 0.740) <= 0.005
+
+
+def test_singular_test_ran_and_passed_in_dbt_build(built) -> None:
+    settings, _ = built
+    results = json.loads((settings.build_dir / "dbt" / "target" / "run_results.json").read_text())
+    status = {r["unique_id"].split(".")[-1]: r["status"] for r in results["results"]}
+    assert status[SINGULAR] == "pass"
+    for model in (
+        "fct_oof_predictions",
+        "agg_model_metrics",
+        "agg_model_metrics_per_category",
+        "agg_model_comparisons",
+    ):
+        assert status[model] == "success"
+
+
+def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
+    copy = tmp_path / "drift.duckdb"
+    shutil.copy(built[1].db_path, copy)
+    con = duckdb.connect(str(copy))
+    con.execute(
+        "update marts.agg_model_metrics set point = point + 0.001 "
+        "where model_id = 'ridge_SNCTI_bench' and metric = 'kendall_tau'"
+    )
+    con.close()
+    with pytest.raises(BuildError, match=SINGULAR):
+        run_dbt(["test", "--select", SINGULAR], copy, tmp_path)
+
+
+def test_marts_agree_with_evaluate(built, public_dir) -> None:
+    """The mart and `tastebench evaluate` are the same engine: same points and intervals."""
+    db = built[1].db_path
+    res = evaluate_files(
+        [public_dir / "food_similarity/results/oof_predictions/nested_bt_gemini_nnls.csv"],
+        n_boot=10000,
+    )
+    mart = _df(
+        db,
+        "select metric, point, ci_lo, ci_hi from marts.agg_model_metrics "
+        "where model_id = 'nested_bt_gemini_nnls'",
+    ).set_index("metric")
+    for metric, iv in res["models"][0]["metrics"].items():
+        assert mart.loc[metric, "point"] == pytest.approx(iv["point"], abs=1e-12)
+        if iv["ci_lo"] is not None:
+            assert mart.loc[metric, "ci_lo"] == pytest.approx(iv["ci_lo"], abs=1e-12)
+            assert mart.loc[metric, "ci_hi"] == pytest.approx(iv["ci_hi"], abs=1e-12)
+
+
+def test_cli_evaluate_against_the_warehouse_gold(built, tmp_path) -> None:
+    db = built[1].db_path
+    preds = pd.DataFrame(
+        {
+            "category": ["Bacon", "Bacon", "Bacon", "Butter", "Butter"],
+            "product_code": [1, 2, 3, 1, 2],
+            "predicted_score": [0.9, 0.4, 0.1, 0.3, 0.6],
+        }
+    )
+    path = tmp_path / "fixture_preds.csv"
+    preds.to_csv(path, index=False)
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        app, ["evaluate", str(path), "--db", str(db), "--bootstrap", "200", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    check_result_shape(data)
+    assert data["gold"] == "warehouse" and data["data_origin"] == "test_fixture"
+    model = data["models"][0]
+    assert model["n_products"] == 5 and model["n_pairs"] == 4 and model["coverage"] == 1.0
+    assert model["slices"]["clear_vs_ambiguous"] is not None
+
+
+def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
+    out = write_report(built[1].db_path, tmp_path / "reports" / "results.html")
+    page = out.read_text()
+    assert "http://" not in page and "https://" not in page
+    assert "<script" not in page.lower() and "<link" not in page.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!data:)""", page)
+    assert "id='main-table'" in page
+    assert 'id="heatmap"' in page and 'id="ci-plot"' in page
+    assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"', page)) == 2
+    assert "public out-of-fold" in page and "is not a real" in page
+    assert "published 0.683" in page and "trivial policy: slot1_wins" in page
+    assert "pub miss" not in page  # every published value reproduced
+
+    result = CliRunner().invoke(
+        app, ["report", "--db", str(built[1].db_path), "--out", str(tmp_path / "cli.html")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "cli.html").stat().st_size > 10000

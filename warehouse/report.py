@@ -1,0 +1,319 @@
+"""The results report: ONE self-contained HTML page from the built warehouse's metrics marts.
+
+Inline CSS, figures as inline base64 PNG (matplotlib, Agg backend), no script, no external
+reference of any kind. The warehouse is opened read-only. Contents: a banner stating the origin
+of the numbers, the main table (point [95% CI] with the published value side by side, then the
+trivial-policy rows), a per-category heat map (models x categories, pairwise accuracy), a CI plot
+(pairwise accuracy, point and interval per model) and the resolved paired comparisons.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from warehouse.errors import WarehouseError
+
+TABLE2 = (
+    "pairwise_accuracy",
+    "spearman",
+    "kendall_tau",
+    "recall_at_1",
+    "recall_at_2",
+    "recall_at_3",
+)
+EXTRA = ("pairwise_accuracy_macro", "pairwise_accuracy_pooled")
+LABELS = {
+    "pairwise_accuracy": "Pairwise acc.",
+    "spearman": "Spearman &rho;",
+    "kendall_tau": "Kendall &tau;",
+    "recall_at_1": "Recall@1",
+    "recall_at_2": "Recall@2",
+    "recall_at_3": "Recall@3",
+    "pairwise_accuracy_macro": "Macro acc.",
+    "pairwise_accuracy_pooled": "Pooled acc.",
+}
+
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto;
+       max-width: 1200px; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+.banner { border: 2px solid #2e7d32; background: #edf7ed; padding: .8rem 1rem; margin: 1rem 0;
+          font-size: 1.02rem; }
+.warning { border: 2px solid #c62828; background: #fdecea; padding: .8rem 1rem; margin: 1rem 0; }
+table { border-collapse: collapse; font-size: .82rem; margin: .5rem 0; }
+th, td { border: 1px solid #ccc; padding: .25rem .45rem; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; }
+td.name, th.name { text-align: left; }
+tr.policy td { color: #666; background: #fafafa; font-style: italic; }
+tr.flag td { color: #c62828; }
+.pub { color: #555; font-size: .76rem; }
+.miss { color: #c62828; font-weight: bold; }
+figure { margin: 1rem 0; }
+figcaption { font-size: .85rem; color: #444; }
+img { max-width: 100%; }
+.small { font-size: .8rem; color: #555; }
+"""
+
+
+def _fig_to_data_uri(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def load_marts(db_path: Path) -> dict[str, pd.DataFrame]:
+    """The marts the report needs, read from ``db_path`` opened read-only."""
+    import duckdb
+
+    if not Path(db_path).exists():
+        raise WarehouseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        try:
+            out = {
+                "metrics": con.sql("select * from marts.agg_model_metrics").df(),
+                "per_category": con.sql("select * from marts.agg_model_metrics_per_category").df(),
+                "comparisons": con.sql("select * from marts.agg_model_comparisons").df(),
+                "published": con.sql("select * from seeds.published_table2").df(),
+            }
+        except duckdb.CatalogException as exc:
+            raise WarehouseError(
+                f"{db_path} lacks the metrics marts ({exc}). Fix: rebuild with `tastebench build`."
+            ) from exc
+        try:
+            build_origin = con.execute(
+                "select string_agg(distinct data_origin, '|') from marts.dim_categories"
+            ).fetchall()[0][0]
+        except duckdb.CatalogException:
+            build_origin = None
+        out["build_origin"] = build_origin
+    finally:
+        con.close()
+    return out
+
+
+def _cell(point, lo, hi) -> str:
+    if point is None or pd.isna(point):
+        return "&ndash;"
+    text = f"{point:.3f}"
+    if lo is not None and hi is not None and not pd.isna(lo) and not pd.isna(hi):
+        text += f" <span class='small'>[{lo:.3f}, {hi:.3f}]</span>"
+    return text
+
+
+def _main_table(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
+    pub = published.set_index("model_file_stem")
+    models = metrics[~metrics["is_trivial_policy"]]
+    policies = metrics[metrics["is_trivial_policy"]]
+    order = (
+        models[models["metric"] == "pairwise_accuracy"]
+        .sort_values("point", ascending=False)["model_id"]
+        .tolist()
+    )
+    head = (
+        "<tr><th class='name'>model</th><th>n</th>"
+        + "".join(f"<th>{LABELS[m]}</th>" for m in TABLE2 + EXTRA)
+        + "</tr>"
+    )
+    body = []
+    for model_id in order:
+        rows = models[models["model_id"] == model_id].set_index("metric")
+        name = pub["display_name"].get(model_id, model_id) if len(pub) else model_id
+        cells = []
+        for m in TABLE2 + EXTRA:
+            r = rows.loc[m] if m in rows.index else None
+            cell = "&ndash;" if r is None else _cell(r["point"], r["ci_lo"], r["ci_hi"])
+            if m in TABLE2 and model_id in pub.index:
+                published_value = float(pub.loc[model_id, m])
+                ok = r is not None and abs(float(r["point"]) - published_value) <= 0.0005 + 1e-9
+                cls = "pub" if ok else "pub miss"
+                cell += f"<br><span class='{cls}'>published {published_value:.3f}</span>"
+            cells.append(f"<td>{cell}</td>")
+        n = rows["n_products"].iloc[0] if len(rows) else ""
+        body.append(
+            f"<tr><td class='name'>{html.escape(str(name))}<br>"
+            f"<span class='small'>{html.escape(model_id)}</span></td><td>{n}</td>"
+            + "".join(cells)
+            + "</tr>"
+        )
+    for policy_id in sorted(policies["model_id"].unique()):
+        rows = policies[policies["model_id"] == policy_id].set_index("metric")
+        flagged = bool(rows["differs_from_chance"].fillna(False).get("pairwise_accuracy", False))
+        cls = "policy flag" if flagged else "policy"
+        cells = []
+        for m in TABLE2 + EXTRA:
+            if m in rows.index:
+                r = rows.loc[m]
+                cells.append(f"<td>{_cell(r['point'], r['ci_lo'], r['ci_hi'])}</td>")
+            else:
+                cells.append("<td>&ndash;</td>")
+        n = rows["n_products"].dropna()
+        label = policy_id.replace("policy:", "trivial policy: ")
+        body.append(
+            f"<tr class='{cls}'><td class='name'>{html.escape(label)}"
+            + (" (differs from chance)" if flagged else "")
+            + f"</td><td>{'' if n.empty else int(n.iloc[0])}</td>"
+            + "".join(cells)
+            + "</tr>"
+        )
+    return f"<table id='main-table'>{head}{''.join(body)}</table>"
+
+
+def _heatmap(per_category: pd.DataFrame, names: dict[str, str]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = per_category.pivot(index="model_id", columns="category", values="pairwise_accuracy")
+    grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False).index]
+    fig, ax = plt.subplots(figsize=(max(8, 0.55 * grid.shape[1] + 3), 0.5 * grid.shape[0] + 2))
+    im = ax.imshow(grid.to_numpy(), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(grid.shape[0]), [names.get(m, m) for m in grid.index], fontsize=8)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            v = grid.iat[i, j]
+            if pd.notna(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5)
+    fig.colorbar(im, ax=ax, fraction=0.025, pad=0.01, label="pairwise accuracy")
+    ax.set_title("Pairwise accuracy per category (public out-of-fold files)")
+    uri = _fig_to_data_uri(fig)
+    plt.close(fig)
+    return uri
+
+
+def _ci_plot(metrics: pd.DataFrame, published: pd.DataFrame, names: dict[str, str]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    acc = metrics[(metrics["metric"] == "pairwise_accuracy") & ~metrics["is_trivial_policy"]]
+    acc = acc.sort_values("point")
+    pub = published.set_index("model_file_stem")["pairwise_accuracy"]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(acc) + 1.5))
+    y = range(len(acc))
+    ax.errorbar(
+        acc["point"],
+        y,
+        xerr=[acc["point"] - acc["ci_lo"], acc["ci_hi"] - acc["point"]],
+        fmt="o",
+        color="#1f5fa8",
+        capsize=3,
+        label="this warehouse: point and 95% BCa",
+    )
+    pub_x = [pub.get(m) for m in acc["model_id"]]
+    ax.scatter(pub_x, list(y), marker="x", color="#c62828", zorder=3, label="published point")
+    ax.axvline(0.5, color="#888", linestyle="--", linewidth=1, label="random policy (0.5)")
+    ax.set_yticks(list(y), [names.get(m, m) for m in acc["model_id"]], fontsize=8)
+    ax.set_xlabel("pairwise accuracy")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Pairwise accuracy with 95% BCa intervals")
+    uri = _fig_to_data_uri(fig)
+    plt.close(fig)
+    return uri
+
+
+def _comparisons(comparisons: pd.DataFrame, names: dict[str, str]) -> str:
+    res = comparisons[comparisons["is_resolved"]].sort_values("diff", ascending=False)
+    if res.empty:
+        return "<p>No lead is resolved after Holm correction.</p>"
+    rows = []
+    for r in res.itertuples(index=False):
+        a, b = (r.model_a, r.model_b) if r.diff > 0 else (r.model_b, r.model_a)
+        lo, hi = (r.ci_lo, r.ci_hi) if r.diff > 0 else (-r.ci_hi, -r.ci_lo)
+        rows.append(
+            f"<tr><td class='name'>{html.escape(names.get(a, a))}</td>"
+            f"<td class='name'>{html.escape(names.get(b, b))}</td>"
+            f"<td>{abs(r.diff):+.3f} [{lo:+.3f}, {hi:+.3f}]</td>"
+            f"<td>{r.p_holm:.4f}</td></tr>"
+        )
+    return (
+        "<table id='comparisons'><tr><th class='name'>leader</th><th class='name'>over</th>"
+        "<th>accuracy lead [95% CI]</th><th>p (Holm)</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
+    """The HTML page for the marts returned by :func:`load_marts`."""
+    metrics: pd.DataFrame = marts["metrics"]
+    published: pd.DataFrame = marts["published"]
+    names = dict(zip(published["model_file_stem"], published["display_name"], strict=True))
+    origins = sorted(metrics["data_origin"].dropna().unique())
+    simulated = [o for o in origins if "simulation" in o]
+    build_origin = marts.get("build_origin") or "unknown"
+    n_models = metrics.loc[~metrics["is_trivial_policy"], "model_id"].nunique()
+    banner = (
+        "<div class='banner'><strong>Real results.</strong> Every number in this report comes "
+        f"from the public out-of-fold prediction files ({n_models} models, "
+        "<code>data_origin = tastebench_public</code>) scored against their own published gold "
+        "(<code>true_rank</code>). They do not use the NECTAR ratings of this build "
+        f"(<code>data_origin = {html.escape(str(build_origin))}</code>). "
+        "<strong>Anything computed from <code>data_origin = 'simulation'</code> is not a real "
+        "result.</strong></div>"
+    )
+    warning = ""
+    if simulated:
+        warning = (
+            "<div class='warning'><strong>Warning:</strong> some rows of these marts come from "
+            f"<code>{html.escape(', '.join(simulated))}</code>: those numbers are NOT real "
+            "results.</div>"
+        )
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    heat = _heatmap(marts["per_category"], names)
+    ci = _ci_plot(metrics, published, names)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>TasteBench results</title>
+<style>{CSS}</style>
+</head>
+<body>
+<h1>TasteBench results: public out-of-fold models</h1>
+<p class="small">Generated {generated} from {html.escape(str(db_path))} (read-only), marts
+agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
+{banner}
+{warning}
+<h2>Figure 1. Main table</h2>
+<p class="small">Point [95% CI]. Table-2 metrics: main-table BCa (BENCHMARK.md &sect;4; 10,000
+replicates, seed 42); macro accuracy: BCa on the same draws; pooled (DerSimonian&ndash;Laird):
+point only. Under each value the published Table-2 value (red when not reproduced to 3
+decimals). Grey rows: trivial policies (random: analytical; slot1_wins: first listed product of
+the gold pair file, Clopper&ndash;Pearson; lower_code_wins: BCa); red when the pairwise-accuracy
+interval excludes chance.</p>
+{_main_table(metrics, published)}
+<h2>Figure 2. Per-category pairwise accuracy</h2>
+<figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
+<figcaption>Models (rows, best overall first) by categories; per-category CIs (BCa, per-category
+variant) are in marts.agg_model_metrics_per_category.</figcaption></figure>
+<h2>Figure 3. Confidence intervals</h2>
+<figure id="ci-plot"><img alt="Pairwise accuracy with 95% intervals per model" src="{ci}">
+<figcaption>Pairwise accuracy per model: point and 95% BCa interval (blue), published point (red
+cross), random policy (dashed).</figcaption></figure>
+<h2>Resolved leads</h2>
+<p class="small">Paired comparisons on the same 935 pairs: paired bootstrap CI and sign-flip
+p-value, Holm-corrected over all model pairs; listed when p (Holm) &lt; .05 and the CI excludes
+0.</p>
+{_comparisons(marts["comparisons"], names)}
+</body>
+</html>
+"""
+
+
+def write_report(db_path: Path | str, out: Path | str) -> Path:
+    """Read the marts from ``db_path`` (read-only) and write the HTML page to ``out``."""
+    marts = load_marts(Path(db_path))
+    page = render_report(marts, db_path)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out

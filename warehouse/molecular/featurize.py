@@ -23,7 +23,7 @@ MORGAN_RADIUS = 2
 MORGAN_BITS = 2048
 FINGERPRINT_SPEC = f"morgan_r{MORGAN_RADIUS}_{MORGAN_BITS}bits_rdFingerprintGenerator"
 
-#: descriptor name -> RDKit function of a molecule (all computed on the parsed molecule, no Hs added)
+#: descriptor name -> RDKit function (computed on the parsed molecule, no hydrogens added)
 DESCRIPTOR_FUNCTIONS: dict[str, Callable[[Chem.Mol], float]] = {
     "MolWt": Descriptors.MolWt,
     "MolLogP": Crippen.MolLogP,
@@ -215,7 +215,7 @@ def featurize(
             "row_index": np.asarray(keep, dtype=np.int64),
             "input_smiles": [smiles[i] for i in keep],
             "canonical_smiles": canon,
-            "smiles_differs": [c != smiles[i] for c, i in zip(canon, keep)],
+            "smiles_differs": [c != smiles[i] for c, i in zip(canon, keep, strict=True)],
             "inchikey": keys if keys is not None else [None] * len(keep),
         }
     )

@@ -16,9 +16,11 @@ CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(TASTE_CLASSES)}
 SMILES_COLUMN = "Canonicalized SMILES"
 LABEL_COLUMN = "Canonicalized Taste"
 LEAKY_COLUMN = "Original Labels"
+#: (``warehouse.staging.stage_fartdb_molecules`` names them smiles_file / taste_class /
+#: original_labels; the file's SMILES string is preferred over the RDKit-canonical one).
 _ALIASES: dict[str, tuple[str, ...]] = {
-    SMILES_COLUMN: ("canonicalized_smiles", "smiles"),
-    LABEL_COLUMN: ("canonicalized_taste", "taste", "label"),
+    SMILES_COLUMN: ("smiles_file", "canonicalized_smiles", "canonical_smiles", "smiles"),
+    LABEL_COLUMN: ("taste_class", "canonicalized_taste", "taste", "label"),
     LEAKY_COLUMN: ("original_labels",),
 }
 #: columns that must never be model inputs (the class itself and its free-text source)
@@ -106,7 +108,8 @@ def keyword_leakage_baseline(
     try:
         ruleset = KEYWORD_RULESETS[rules]
     except KeyError:
-        raise ValueError(f"rules must be one of {sorted(KEYWORD_RULESETS)}, got {rules!r}") from None
+        choices = sorted(KEYWORD_RULESETS)
+        raise ValueError(f"rules must be one of {choices}, got {rules!r}") from None
     if hasattr(original_labels, "to_list"):
         original_labels = original_labels.to_list()
     out = np.empty(len(original_labels), dtype=object)

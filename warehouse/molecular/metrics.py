@@ -100,63 +100,35 @@ def _stats_from_confusion(conf: np.ndarray) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class _AurocPlan:
-    """Per-class score order and tie-group bounds, computed once for all weight matrices.
+    """Per class k: ``gid[k][i]`` = rank of molecule i's score among the distinct scores."""
 
-    For class k, ``order[k]`` sorts the molecules by score; ``pos_cols[k]`` are the sorted
-    positions of the positives; ``lo[k]``/``hi[k]`` the first / one-past-last sorted position of
-    each positive's tie group.
-    """
-
-    order: list[np.ndarray]
-    negative: list[np.ndarray]
-    pos_cols: list[np.ndarray]
-    lo: list[np.ndarray]
-    hi: list[np.ndarray]
+    gid: list[np.ndarray]
+    n_groups: list[int]
 
     @classmethod
-    def build(cls, y_true: np.ndarray, proba: np.ndarray) -> _AurocPlan:
-        fields: dict[str, list[np.ndarray]] = {f: [] for f in ("order", "negative", "pos_cols",
-                                                               "lo", "hi")}
-        n = y_true.shape[0]
+    def build(cls, proba: np.ndarray) -> _AurocPlan:
+        gid, n_groups = [], []
         for k in range(K):
-            o = np.argsort(proba[:, k], kind="stable")
-            s = proba[o, k]
-            new_group = np.concatenate([[True], s[1:] != s[:-1]])
-            gid = np.cumsum(new_group) - 1
-            starts = np.flatnonzero(new_group)
-            ends = np.append(starts[1:], n)
-            pos_sorted = y_true[o] == k
-            cols = np.flatnonzero(pos_sorted)
-            fields["order"].append(o)
-            fields["negative"].append((~pos_sorted).astype(np.float64))
-            fields["pos_cols"].append(cols)
-            fields["lo"].append(starts[gid[cols]])
-            fields["hi"].append(ends[gid[cols]])
-        return cls(**fields)
+            uniq, inverse = np.unique(proba[:, k], return_inverse=True)
+            gid.append(inverse.astype(np.int64).ravel())
+            n_groups.append(int(uniq.size))
+        return cls(gid, n_groups)
 
 
-def _auroc_from_weights(plan: _AurocPlan, W: np.ndarray) -> np.ndarray:
-    """One-vs-rest AUROC per class for each row of the weight matrix W (m, n) -> (m, K).
+def _auroc_from_group_counts(gp: np.ndarray, gn: np.ndarray) -> np.ndarray:
+    """AUROC per row from positive/negative counts per score group, both (m, G), ascending.
 
-    Rank-based Mann-Whitney with multiplicities: U = sum over positives of
-    w * (negative weight strictly below + half the negative weight tied with it), from one
-    cumulative sum of negative weights per class. With integer weights U, P and N are exact in
-    float64, so the result is bitwise the same as computing on the expanded (resampled) sample.
+    Rank-based Mann-Whitney: U = sum_g P_g (N_{<g} + N_g / 2), AUROC = U / (P N). Counts are
+    integers, so U, P and N are exact in float64 and the vectorized result is bitwise equal to
+    the one computed on the expanded (resampled) sample.
     """
-    out = np.empty((W.shape[0], K))
-    zeros = np.zeros((W.shape[0], 1))
-    for k in range(K):
-        Ws = W[:, plan.order[k]]
-        neg = Ws * plan.negative[k]
-        cneg = np.concatenate([zeros, np.cumsum(neg, axis=1)], axis=1)
-        below = cneg[:, plan.lo[k]]
-        tied = cneg[:, plan.hi[k]] - below
-        wp = Ws[:, plan.pos_cols[k]]
-        u = (wp * (below + 0.5 * tied)).sum(axis=1)
-        p, n = wp.sum(axis=1), cneg[:, -1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[:, k] = np.where((p > 0) & (n > 0), u / (p * n), np.nan)
-    return out
+    gp = gp.astype(np.float64)
+    gn = gn.astype(np.float64)
+    below = np.cumsum(gn, axis=1) - gn
+    u = (gp * (below + 0.5 * gn)).sum(axis=1)
+    p, n = gp.sum(axis=1), gn.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((p > 0) & (n > 0), u / (p * n), np.nan)
 
 
 def _flatten(per: dict[str, np.ndarray], auroc: np.ndarray | None) -> dict[str, np.ndarray]:
@@ -173,29 +145,45 @@ def _flatten(per: dict[str, np.ndarray], auroc: np.ndarray | None) -> dict[str, 
 
 
 def _stats_for_indices(yt, yp, plan, idx: np.ndarray) -> dict[str, np.ndarray]:
-    """Statistics for each row of a bootstrap index matrix idx (m, n)."""
-    m, n = idx.shape
+    """Statistics for each row of a bootstrap index matrix idx (m, n), vectorized over rows.
+
+    Confusion matrices: one ``np.bincount`` over (replicate, true, pred) codes. AUROC: per
+    class one ``np.bincount`` over (replicate, score group, is-positive) codes.
+    """
+    m = idx.shape[0]
     rep = np.arange(m, dtype=np.int64)[:, None]
-    codes = (rep * K + yt[idx]) * K + yp[idx]
+    t = yt[idx]
+    codes = (rep * K + t) * K + yp[idx]
     conf = np.bincount(codes.ravel(), minlength=m * K * K).reshape(m, K, K)
     auroc = None
     if plan is not None:
-        W = np.bincount((rep * n + idx).ravel(), minlength=m * n).reshape(m, n).astype(float)
-        auroc = _auroc_from_weights(plan, W)
+        auroc = np.empty((m, K))
+        for k in range(K):
+            G = plan.n_groups[k]
+            gcodes = (rep * G + plan.gid[k][idx]) * 2 + (t == k)
+            cnt = np.bincount(gcodes.ravel(), minlength=m * G * 2).reshape(m, G, 2)
+            auroc[:, k] = _auroc_from_group_counts(cnt[..., 1], cnt[..., 0])
     return _flatten(_stats_from_confusion(conf), auroc)
 
 
 def _stats_jackknife(yt, yp, plan, rows: np.ndarray) -> dict[str, np.ndarray]:
     """Statistics with molecule ``rows[j]`` left out, for each j."""
-    n = yt.shape[0]
+    r = np.arange(len(rows))
     full = np.bincount(yt * K + yp, minlength=K * K).reshape(K, K)
     conf = np.repeat(full[None], len(rows), axis=0)
-    conf[np.arange(len(rows)), yt[rows], yp[rows]] -= 1
+    conf[r, yt[rows], yp[rows]] -= 1
     auroc = None
     if plan is not None:
-        W = np.ones((len(rows), n))
-        W[np.arange(len(rows)), rows] = 0.0
-        auroc = _auroc_from_weights(plan, W)
+        auroc = np.empty((len(rows), K))
+        for k in range(K):
+            G, g = plan.n_groups[k], plan.gid[k]
+            pos = yt == k
+            gp = np.repeat(np.bincount(g[pos], minlength=G)[None], len(rows), axis=0)
+            gn = np.repeat(np.bincount(g[~pos], minlength=G)[None], len(rows), axis=0)
+            drop_pos = pos[rows]
+            gp[r[drop_pos], g[rows[drop_pos]]] -= 1
+            gn[r[~drop_pos], g[rows[~drop_pos]]] -= 1
+            auroc[:, k] = _auroc_from_group_counts(gp, gn)
     return _flatten(_stats_from_confusion(conf), auroc)
 
 
@@ -204,7 +192,7 @@ def _concat(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 def _point(yt, yp, proba) -> dict[str, float]:
-    plan = _AurocPlan.build(yt, proba) if proba is not None else None
+    plan = _AurocPlan.build(proba) if proba is not None else None
     stats_ = _stats_for_indices(yt, yp, plan, np.arange(yt.shape[0])[None, :])
     return {k: float(v[0]) for k, v in stats_.items()}
 
@@ -285,7 +273,7 @@ def bootstrap_metrics(
     if key in _CACHE:
         return _CACHE[key]
     n = yt.shape[0]
-    plan = _AurocPlan.build(yt, proba) if proba is not None else None
+    plan = _AurocPlan.build(proba) if proba is not None else None
     idx = np.random.default_rng(seed).integers(0, n, (n_boot, n))
     boot = _concat(
         [_stats_for_indices(yt, yp, plan, idx[s : s + _CHUNK]) for s in range(0, n_boot, _CHUNK)]

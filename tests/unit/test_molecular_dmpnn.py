@@ -1,0 +1,177 @@
+"""D-MPNN (chemprop 2.3): smoke training, checkpoint identity, embeddings, resumable grid."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from warehouse.molecular import (
+    TASTE_CLASSES,
+    DMPNNConfig,
+    FitResult,
+    InvalidSmilesError,
+    dmpnn_embedding,
+    embed_dmpnn,
+    grid_configs,
+    load_dmpnn_fit,
+    run_grid,
+    train_dmpnn,
+)
+from warehouse.molecular.dmpnn import REGISTRY_NAME, class_weights
+
+
+@pytest.fixture(scope="module")
+def fart(data_mirror) -> dict[str, pd.DataFrame]:
+    return {
+        s: pd.read_csv(data_mirror / "fartdb" / f"fart_{s}.csv") for s in ("train", "val", "test")
+    }
+
+
+def test_grid_has_the_12_configurations():
+    configs = grid_configs()
+    assert len(configs) == 12 and len({c.name for c in configs}) == 12
+    assert {(c.depth, c.dropout, c.class_weighting) for c in configs} == {
+        (d, p, w) for d in (3, 5) for p in (0.0, 0.2) for w in ("none", "inverse", "sqrt-inverse")
+    }
+    assert all(c.hidden_dim == 300 and c.batch_size == 50 for c in configs)
+    assert all(c.aggregation == "mean" for c in configs)
+
+
+def test_class_weights_schemes():
+    codes = np.array([0] * 90 + [3] * 10)
+    assert class_weights(codes, "none").tolist() == [1.0] * 5
+    inv = class_weights(codes, "inverse")
+    assert inv[3] / inv[0] == pytest.approx(9.0)
+    assert np.mean(inv[codes]) == pytest.approx(1.0)
+    sq = class_weights(codes, "sqrt-inverse")
+    assert sq[3] / sq[0] == pytest.approx(3.0)
+    assert np.mean(sq[codes]) == pytest.approx(1.0)
+    assert inv[1] == 0.0  # absent classes get no weight
+
+
+def test_dmpnn_smoke_train_checkpoint_embeddings(fart, tmp_path):
+    cfg = DMPNNConfig(depth=3, dropout=0.0, class_weighting="sqrt-inverse")
+    fit = train_dmpnn(
+        fart["train"],
+        fart["val"],
+        fart["test"],
+        cfg,
+        tmp_path / "fit",
+        max_epochs=1,
+        subset=(200, 50, 50),
+    )
+    ckpt = tmp_path / "fit" / "model.pt"
+    assert fit.checkpoint == ckpt and ckpt.is_file()
+    assert re.fullmatch(r"[0-9a-f]{64}", fit.fit_id)
+    assert fit.fit_id == hashlib.sha256(ckpt.read_bytes()).hexdigest()
+    assert fit.info["epochs_run"] == 1 and fit.info["n"] == {"train": 200, "val": 50, "test": 50}
+    assert fit.config["input_columns"] == ["Canonicalized SMILES"]
+    for split, n in (("train", 200), ("val", 50), ("test", 50)):
+        assert fit.proba[split].shape == (n, 5)
+        np.testing.assert_allclose(fit.proba[split].sum(axis=1), 1.0, atol=1e-5)
+        assert set(fit.labels[split]) <= set(TASTE_CLASSES)
+    assert set(fit.y_true["test"]) == set(TASTE_CLASSES)  # subsets keep every class
+    smiles = fart["test"]["Canonicalized SMILES"].iloc[:7].tolist()
+    emb = embed_dmpnn(ckpt, smiles)
+    assert emb.shape == (7, 300) and np.isfinite(emb).all()
+    np.testing.assert_array_equal(emb, embed_dmpnn(ckpt, smiles))
+    with pytest.raises(InvalidSmilesError, match="row 1"):
+        embed_dmpnn(ckpt, ["CCO", "C1CC"])
+    table = dmpnn_embedding(ckpt, smiles).table()
+    assert table["fit_hash"].eq(fit.fit_id).all() and table["dim"].eq(300).all()
+    again = load_dmpnn_fit(tmp_path / "fit")
+    assert again.fit_id == fit.fit_id
+    np.testing.assert_array_equal(again.proba["test"], fit.proba["test"])
+    meta = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert meta["config"]["depth"] == 3 and meta["config"]["chemprop_version"] == "2.3.1"
+
+
+# ------------------------------------------------------------------ resumable grid
+
+BEST = "depth5_dropout0.2_inverse"
+
+
+class FakeTrainer:
+    """Stands in for train_dmpnn: writes a checkpoint, returns a FitResult whose validation
+    macro-F1 is best for BEST; can simulate a crash on its n-th call."""
+
+    def __init__(self, crash_on_call: int | None = None):
+        self.calls: list[str] = []
+        self.crash_on_call = crash_on_call
+
+    def __call__(self, train_df, val_df, test_df, cfg, out_dir, **kwargs) -> FitResult:
+        self.calls.append(cfg.name)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        ckpt = out_dir / "model.pt"
+        ckpt.write_bytes(f"checkpoint {cfg.name}".encode())
+        if self.crash_on_call is not None and len(self.calls) == self.crash_on_call:
+            raise KeyboardInterrupt("simulated interruption")
+        y = np.array(TASTE_CLASSES * 4, dtype=object)
+        n_wrong = 0 if cfg.name == BEST else 1 + len(self.calls) % 3
+        codes = np.array([TASTE_CLASSES.index(c) for c in y])
+        pred = codes.copy()
+        pred[:n_wrong] = (pred[:n_wrong] + 1) % 5
+        proba = np.eye(5)[pred] * 0.9 + 0.02
+        names = np.asarray(TASTE_CLASSES, dtype=object)
+        return FitResult(
+            name=cfg.name,
+            fit_id=hashlib.sha256(ckpt.read_bytes()).hexdigest(),
+            config={"name": cfg.name},
+            proba=dict.fromkeys(("train", "val", "test"), proba),
+            labels=dict.fromkeys(("train", "val", "test"), names[pred]),
+            y_true=dict.fromkeys(("train", "val", "test"), y),
+            wall_s=0.0,
+            checkpoint=ckpt,
+            info={"epochs_run": 3, "best_epoch": 1},
+        )
+
+
+def test_run_grid_resumes_after_interruption(tmp_path):
+    empty = pd.DataFrame()
+    state = tmp_path / "grid"
+    first = FakeTrainer(crash_on_call=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_grid(empty, empty, empty, state, trainer=first, show_progress=False)
+    names = [c.name for c in grid_configs()]
+    registry = json.loads((state / REGISTRY_NAME).read_text())
+    assert sorted(registry["fits"]) == sorted(names[:2])
+    assert not (state / names[2] / "DONE").exists()  # interrupted config left unfinished
+
+    second = FakeTrainer()
+    result = run_grid(empty, empty, empty, state, trainer=second, show_progress=False)
+    assert result.skipped == names[:2]
+    assert second.calls == names[2:] == result.trained  # the interrupted one is redone
+    assert result.registry["name"].tolist() == names
+    assert result.best["name"] == BEST and result.best["val_macro_f1"] == 1.0
+    rec = json.loads((state / REGISTRY_NAME).read_text())["fits"][BEST]
+    assert {"config", "fit_id", "val_macro_f1", "test_metrics", "wall_s"} <= set(rec)
+    assert rec["config"]["depth"] == 5 and rec["config"]["class_weighting"] == "inverse"
+
+    third = FakeTrainer()
+    result = run_grid(empty, empty, empty, state, trainer=third, show_progress=False)
+    assert third.calls == [] and result.skipped == names and result.best["name"] == BEST
+
+    # a state_dir made with other run settings is refused, not silently reused
+    with pytest.raises(ValueError, match="fresh state_dir"):
+        run_grid(empty, empty, empty, state, trainer=FakeTrainer(), subset=200, show_progress=False)
+
+    # a checkpoint that no longer matches its recorded fit_id is retrained
+    (state / names[5] / "model.pt").write_bytes(b"corrupted")
+    fourth = FakeTrainer()
+    run_grid(empty, empty, empty, state, trainer=fourth, show_progress=False)
+    assert fourth.calls == [names[5]]
+
+
+def test_run_grid_uses_train_dmpnn_by_default(monkeypatch, tmp_path):
+    fake = FakeTrainer()
+    monkeypatch.setattr("warehouse.molecular.dmpnn.train_dmpnn", fake)
+    empty = pd.DataFrame()
+    result = run_grid(
+        empty, empty, empty, tmp_path, configs=grid_configs()[:2], show_progress=False
+    )
+    assert fake.calls == [c.name for c in grid_configs()[:2]] and len(result.registry) == 2

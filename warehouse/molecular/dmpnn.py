@@ -1,0 +1,608 @@
+"""Chemprop 2.3 D-MPNN for the five-class taste task: training, the 12-config grid, embeddings.
+
+Model (built like ``chemprop train`` does in ``chemprop/cli/train.py::build_model``, with the
+BENCHMARK section 6 settings): ``BondMessagePassing(d_h=300, depth, dropout)`` ->
+``MeanAggregation`` -> ``MulticlassClassificationFFN(n_classes=5, hidden_dim=300, n_layers=1,
+dropout)``, no batch norm, Adam with chemprop's Noam-like schedule (warm-up 2 epochs,
+1e-4 -> 1e-3 -> 1e-4), batch 50, at most ``max_epochs`` epochs, early stopping on validation
+loss (patience 10); the best-val-loss checkpoint is kept.
+
+Class weighting goes through chemprop's per-datapoint loss weights (``MoleculeDatapoint.weight``
+multiplies each molecule's cross-entropy): ``none`` = 1, ``inverse`` = n / (K n_c),
+``sqrt-inverse`` proportional to 1 / sqrt(n_c) rescaled to mean 1 over the training molecules.
+Only training molecules are weighted; the validation loss that drives early stopping is the plain
+(unweighted) cross-entropy, so three validation umami molecules cannot dominate it.
+
+Embeddings (:func:`embed_dmpnn`) are ``MPNN.encoding(bmg, i=-1)``: the FFN up to but excluding
+its output block, i.e. the 300-d hidden layer (pre-activation) that feeds the output layer. This
+is what ``chemprop fingerprint --ffn-block-index -1`` writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from warehouse.molecular.baselines import SPLITS, FitResult, SplitData, data_hash, split_data
+from warehouse.molecular.embeddings import Embedding
+from warehouse.molecular.featurize import featurize, parse_smiles
+from warehouse.molecular.labels import (
+    LABEL_COLUMN,
+    SMILES_COLUMN,
+    TASTE_CLASSES,
+    labels_from_codes,
+)
+
+Weighting = Literal["none", "inverse", "sqrt-inverse"]
+WEIGHTINGS: tuple[str, ...] = ("none", "inverse", "sqrt-inverse")
+CHECKPOINT_NAME = "model.pt"
+DONE_MARKER = "DONE"
+REGISTRY_NAME = "fits.json"
+
+
+@dataclass(frozen=True)
+class DMPNNConfig:
+    depth: int = 5
+    dropout: float = 0.2
+    class_weighting: Weighting = "none"
+    hidden_dim: int = 300
+    ffn_hidden_dim: int = 300
+    ffn_num_layers: int = 1
+    aggregation: str = "mean"
+    batch_size: int = 50
+    warmup_epochs: int = 2
+    init_lr: float = 1e-4
+    max_lr: float = 1e-3
+    final_lr: float = 1e-4
+
+    def __post_init__(self):
+        if self.class_weighting not in WEIGHTINGS:
+            raise ValueError(f"class_weighting must be one of {WEIGHTINGS}")
+        if self.aggregation != "mean":
+            raise ValueError("only mean aggregation is supported (BENCHMARK section 6)")
+
+    @property
+    def name(self) -> str:
+        return f"depth{self.depth}_dropout{self.dropout:g}_{self.class_weighting}"
+
+
+def grid_configs() -> list[DMPNNConfig]:
+    """The 12 grid configurations: depth {3,5} x dropout {0, 0.2} x weighting (3)."""
+    return [
+        DMPNNConfig(depth=d, dropout=p, class_weighting=w)
+        for d in (3, 5)
+        for p in (0.0, 0.2)
+        for w in WEIGHTINGS
+    ]
+
+
+def class_weights(codes: np.ndarray, scheme: str) -> np.ndarray:
+    """Per-class loss weights (length 5) from training label codes; mean weight per molecule 1."""
+    counts = np.bincount(codes, minlength=len(TASTE_CLASSES)).astype(np.float64)
+    if scheme == "none":
+        return np.ones(len(TASTE_CLASSES))
+    raw = np.zeros_like(counts)
+    present = counts > 0
+    if scheme == "inverse":
+        raw[present] = 1.0 / counts[present]
+    elif scheme == "sqrt-inverse":
+        raw[present] = 1.0 / np.sqrt(counts[present])
+    else:
+        raise ValueError(f"unknown class weighting {scheme!r}")
+    return raw * counts.sum() / np.sum(raw * counts)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@contextmanager
+def _torch_runtime(num_threads: int):
+    """Cap torch threads, quiet lightning's info logging and worker warnings, and restore the
+    process-wide torch settings (threads, deterministic algorithms) afterwards."""
+    import torch
+
+    previous = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(max(1, min(num_threads, 2)))
+    loggers = [logging.getLogger(n) for n in ("lightning.pytorch", "lightning.fabric", "chemprop")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ".*does not have many workers.*")
+            warnings.filterwarnings("ignore", ".*GPU available.*")
+            warnings.filterwarnings("ignore", ".*LeafSpec.*")
+            yield
+    finally:
+        torch.set_num_threads(previous)
+        torch.use_deterministic_algorithms(deterministic)  # lightning sets it process-wide
+        for lg, lvl in zip(loggers, levels, strict=True):
+            lg.setLevel(lvl)
+
+
+def _subset(data: SplitData, n: int | None, seed: int) -> SplitData:
+    """Seeded sample of n rows that keeps one molecule of every class present (when n >= 5)."""
+    if n is None or n >= len(data.smiles):
+        return data
+    rng = np.random.default_rng(seed)
+    first = [rng.choice(np.flatnonzero(data.codes == k)) for k in np.unique(data.codes)]
+    first = first[:n]
+    rest = np.setdiff1d(np.arange(len(data.smiles)), first)
+    idx = np.sort(np.concatenate([first, rng.choice(rest, size=n - len(first), replace=False)]))
+    return SplitData([data.smiles[i] for i in idx], data.codes[idx], data.smiles_column)
+
+
+def _dataset(smiles: Sequence[str], codes: np.ndarray | None, weights: np.ndarray | None):
+    from chemprop import data as cdata
+    from chemprop import featurizers
+
+    mols, _ = parse_smiles(list(smiles), on_error="raise")
+    points = [
+        cdata.MoleculeDatapoint(
+            mol,
+            y=None if codes is None else np.array([float(codes[i])]),
+            weight=1.0 if weights is None else float(weights[i]),
+            name=smiles[i],
+        )
+        for i, mol in enumerate(mols)
+    ]
+    dataset = cdata.MoleculeDataset(points, featurizers.SimpleMoleculeMolGraphFeaturizer())
+    dataset.cache = True  # featurize each molecule graph once, not once per epoch
+    return dataset
+
+
+def _eval_loader(dataset, batch_size: int):
+    from chemprop import data as cdata
+
+    return cdata.build_dataloader(dataset, batch_size=batch_size, shuffle=False, drop_last=False)
+
+
+def build_model(config: DMPNNConfig, warmup_epochs: int):
+    from chemprop import featurizers, models, nn
+
+    featurizer = featurizers.SimpleMoleculeMolGraphFeaturizer()
+    mp = nn.BondMessagePassing(
+        featurizer.atom_fdim,
+        featurizer.bond_fdim,
+        d_h=config.hidden_dim,
+        depth=config.depth,
+        dropout=config.dropout,
+    )
+    predictor = nn.MulticlassClassificationFFN(
+        n_classes=len(TASTE_CLASSES),
+        n_tasks=1,
+        input_dim=mp.output_dim,
+        hidden_dim=config.ffn_hidden_dim,
+        n_layers=config.ffn_num_layers,
+        dropout=config.dropout,
+    )
+    return models.MPNN(
+        mp,
+        nn.MeanAggregation(),
+        predictor,
+        batch_norm=False,
+        warmup_epochs=warmup_epochs,
+        init_lr=config.init_lr,
+        max_lr=config.max_lr,
+        final_lr=config.final_lr,
+    )
+
+
+def _predict_proba(model, loader, accelerator: str = "cpu") -> np.ndarray:
+    """Class probabilities (n x 5) through a lightning predict loop (handles the device)."""
+    import lightning.pytorch as pl
+    import torch
+
+    trainer = pl.Trainer(
+        accelerator=accelerator,
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    batches = trainer.predict(model, dataloaders=loader)
+    return torch.cat(batches)[:, 0, :].double().cpu().numpy()
+
+
+def train_dmpnn(
+    train_df,
+    val_df,
+    test_df,
+    config: DMPNNConfig,
+    out_dir: str | os.PathLike,
+    max_epochs: int = 50,
+    patience: int = 10,
+    seed: int = 42,
+    subset: int | tuple[int, int, int] | None = None,
+    *,
+    num_threads: int = 2,
+    accelerator: str = "cpu",
+    smiles_col: str = SMILES_COLUMN,
+    label_col: str = LABEL_COLUMN,
+) -> FitResult:
+    """Train one D-MPNN; save ``out_dir/model.pt`` (chemprop ``save_model`` format).
+
+    ``subset`` (int, or one int per split) trains on a seeded random sample of each split, for
+    smoke tests. ``fit_id`` = sha256 of the saved checkpoint file. Also writes
+    ``predictions.npz`` (per-split probabilities and gold codes) and ``fit.json``.
+    ``num_threads`` caps torch CPU threads (at most 2); ``accelerator`` is passed to lightning.
+    Cost: one full-train epoch (10,517 + 2,254 validation molecules) took about 400 s on the
+    shared 2-core CPU machine, so the 12 x 50-epoch grid is a job for a GPU.
+    """
+    import chemprop
+    import lightning.pytorch as pl
+    from chemprop import data as cdata
+    from chemprop import models as cmodels
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = (subset,) * 3 if isinstance(subset, int) or subset is None else tuple(subset)
+    data = {
+        s: _subset(split_data(df, smiles_col, label_col), n, seed)
+        for s, df, n in zip(SPLITS, (train_df, val_df, test_df), sizes, strict=True)
+    }
+    weights_by_class = class_weights(data["train"].codes, config.class_weighting)
+    t0 = time.perf_counter()
+    with _torch_runtime(num_threads):
+        pl.seed_everything(seed, verbose=False)
+        train_set = _dataset(
+            data["train"].smiles, data["train"].codes, weights_by_class[data["train"].codes]
+        )
+        sets = {
+            "train": train_set,
+            "val": _dataset(data["val"].smiles, data["val"].codes, None),
+            "test": _dataset(data["test"].smiles, data["test"].codes, None),
+        }
+        train_loader = cdata.build_dataloader(
+            train_set, batch_size=config.batch_size, shuffle=True, seed=seed
+        )
+        val_loader = _eval_loader(sets["val"], config.batch_size)
+        warmup = min(config.warmup_epochs, max(max_epochs - 1, 0))
+        model = build_model(config, warmup)
+        ckpt_dir = out / "lightning"
+        checkpointing = ModelCheckpoint(
+            dirpath=ckpt_dir, filename="best", monitor="val_loss", mode="min", save_top_k=1
+        )
+        stopping = EarlyStopping("val_loss", patience=patience, mode="min")
+        trainer = pl.Trainer(
+            accelerator=accelerator,
+            devices=1,
+            max_epochs=max_epochs,
+            logger=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            callbacks=[checkpointing, stopping],
+            deterministic=True,
+            default_root_dir=out,
+        )
+        t_fit = time.perf_counter()
+        trainer.fit(model, train_loader, val_loader)
+        fit_s = time.perf_counter() - t_fit
+        best_path = checkpointing.best_model_path
+        best_score = checkpointing.best_model_score
+        best = cmodels.MPNN.load_from_checkpoint(best_path, map_location="cpu")
+        best_epoch = int(_load_ckpt_epoch(best_path))
+        ckpt = out / CHECKPOINT_NAME
+        cmodels.save_model(ckpt, best, [LABEL_COLUMN])
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+        t_pred = time.perf_counter()
+        proba = {s: _predict_proba(best, _eval_loader(sets[s], 500), accelerator) for s in SPLITS}
+        predict_s = time.perf_counter() - t_pred
+        epochs_run = int(trainer.current_epoch)
+    wall = time.perf_counter() - t0
+    import torch
+
+    config_record = {
+        **asdict(config),
+        "name": config.name,
+        "max_epochs": max_epochs,
+        "patience": patience,
+        "seed": seed,
+        "subset": list(sizes) if subset is not None else None,
+        "warmup_epochs_used": warmup,
+        "class_weights": dict(zip(TASTE_CLASSES, weights_by_class.round(6).tolist(), strict=True)),
+        "chemprop_version": chemprop.__version__,
+        "torch_version": torch.__version__,
+        "input_columns": [data["train"].smiles_column],
+    }
+    info = {
+        "best_epoch": best_epoch,
+        "best_val_loss": float(best_score) if best_score is not None else None,
+        "epochs_run": epochs_run,
+        "fit_s": fit_s,
+        "predict_s": predict_s,
+        "accelerator": accelerator,
+        "train_data_sha256": data_hash(data["train"].smiles, data["train"].labels),
+        "n": {s: len(data[s].smiles) for s in SPLITS},
+    }
+    fit_id = sha256_file(ckpt)
+    np.savez(
+        out / "predictions.npz",
+        **{f"proba_{s}": proba[s] for s in SPLITS},
+        **{f"codes_{s}": data[s].codes for s in SPLITS},
+    )
+    (out / "fit.json").write_text(
+        json.dumps(
+            {"fit_id": fit_id, "config": config_record, "info": info, "wall_s": wall},
+            indent=2,
+            sort_keys=True,
+        )
+    )
+    return FitResult(
+        name=f"dmpnn_{config.name}",
+        fit_id=fit_id,
+        config=config_record,
+        proba=proba,
+        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
+        y_true={s: data[s].labels for s in SPLITS},
+        wall_s=wall,
+        checkpoint=ckpt,
+        info=info,
+    )
+
+
+def _load_ckpt_epoch(path: str) -> int:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=False).get("epoch", -1)
+
+
+def load_dmpnn_fit(out_dir: str | os.PathLike) -> FitResult:
+    """Rebuild the FitResult of a finished :func:`train_dmpnn` run from its output folder."""
+    out = Path(out_dir)
+    meta = json.loads((out / "fit.json").read_text())
+    arrays = np.load(out / "predictions.npz")
+    proba = {s: arrays[f"proba_{s}"] for s in SPLITS}
+    return FitResult(
+        name=f"dmpnn_{meta['config']['name']}",
+        fit_id=meta["fit_id"],
+        config=meta["config"],
+        proba=proba,
+        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
+        y_true={s: labels_from_codes(arrays[f"codes_{s}"]) for s in SPLITS},
+        wall_s=meta["wall_s"],
+        checkpoint=out / CHECKPOINT_NAME,
+        info=meta["info"],
+    )
+
+
+def embed_dmpnn(
+    checkpoint: str | os.PathLike,
+    smiles: Sequence[str],
+    *,
+    batch_size: int = 500,
+    num_threads: int = 2,
+) -> np.ndarray:
+    """Learned 300-d representation per SMILES: ``MPNN.encoding(..., i=-1)`` (see module doc).
+
+    Invalid SMILES raise :class:`~warehouse.molecular.featurize.InvalidSmilesError`.
+    """
+    import torch
+    from chemprop import models as cmodels
+
+    smiles = list(smiles)
+    with _torch_runtime(num_threads):
+        model = cmodels.MPNN.load_from_file(checkpoint, map_location=torch.device("cpu"))
+        model.eval()
+        loader = _eval_loader(_dataset(smiles, None, None), batch_size)
+        out = []
+        with torch.inference_mode():
+            for batch in loader:
+                out.append(model.encoding(batch.bmg, batch.V_d, batch.X_d, i=-1))
+    if not out:
+        return np.zeros((0, model.predictor.input_dim), dtype=np.float32)
+    return torch.cat(out).numpy()
+
+
+def dmpnn_embedding(checkpoint: str | os.PathLike, smiles: Sequence[str]) -> Embedding:
+    """:func:`embed_dmpnn` vectors keyed by RDKit canonical SMILES, with the encoder name and
+    the checkpoint sha256 as ``fit_hash`` (see :func:`~.embeddings.embedding_table`)."""
+    smiles = list(smiles)
+    canonical = featurize(smiles, descriptors=False, inchikey=False).canonical_smiles
+    return Embedding(
+        vectors=embed_dmpnn(checkpoint, smiles),
+        canonical_smiles=canonical,
+        encoder="chemprop2.3_dmpnn_encoding_ffn_block_-1",
+        fit_hash=sha256_file(checkpoint),
+    )
+
+
+# ---------------------------------------------------------------------------- grid
+
+
+def _read_registry(path: Path) -> dict[str, Any]:
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"schema": 1, "fits": {}}
+
+
+def _write_registry(path: Path, registry: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(registry, indent=2, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def _run_settings(max_epochs: int, patience: int, seed: int, subset) -> dict[str, Any]:
+    return json.loads(
+        json.dumps({"max_epochs": max_epochs, "patience": patience, "seed": seed, "subset": subset})
+    )
+
+
+def _is_finished(
+    state_dir: Path, registry: dict[str, Any], config: DMPNNConfig, settings: dict[str, Any]
+) -> bool:
+    """Finished = registry entry + DONE marker + checkpoint whose sha256 equals the fit_id.
+
+    A record made with other run settings (epochs, patience, seed, subset) is an error: a smoke
+    grid must not be resumed as the full grid (use another ``state_dir``).
+    """
+    rec = registry["fits"].get(config.name)
+    out = state_dir / config.name
+    if rec is None or not (out / DONE_MARKER).exists():
+        return False
+    recorded = {k: rec.get(k) for k in settings}
+    if recorded != settings:
+        raise ValueError(
+            f"{state_dir / REGISTRY_NAME} holds {config.name} run with {recorded}, "
+            f"not {settings}; use a fresh state_dir"
+        )
+    ckpt = out / CHECKPOINT_NAME
+    return ckpt.exists() and sha256_file(ckpt) == rec["fit_id"]
+
+
+@dataclass(frozen=True)
+class GridResult:
+    registry: pd.DataFrame
+    best: dict[str, Any]
+    trained: list[str]
+    skipped: list[str]
+
+
+def run_grid(
+    train_df,
+    val_df,
+    test_df,
+    state_dir: str | os.PathLike,
+    *,
+    configs: Sequence[DMPNNConfig] | None = None,
+    max_epochs: int = 50,
+    patience: int = 10,
+    seed: int = 42,
+    subset: int | tuple[int, int, int] | None = None,
+    trainer: Callable[..., FitResult] | None = None,
+    show_progress: bool = True,
+) -> GridResult:
+    """Train every grid configuration not finished yet; select by validation macro-F1.
+
+    Resumable: each config trains into ``state_dir/<config.name>/``; when it finishes, its record
+    (config, fit_id, val macro-F1, val and test metrics, wall time) is written atomically to
+    ``state_dir/fits.json`` and then a ``DONE`` marker is dropped. Re-running skips configs
+    whose record, marker and checkpoint (sha256 = fit_id) are all present; an interrupted
+    config is retrained from scratch. Ties in validation macro-F1 go to the earlier config.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    train_fn = trainer if trainer is not None else train_dmpnn
+    configs = list(configs) if configs is not None else grid_configs()
+    state = Path(state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    reg_path = state / REGISTRY_NAME
+    registry = _read_registry(reg_path)
+    settings = _run_settings(max_epochs, patience, seed, subset)
+    trained, skipped = [], []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, disable=not show_progress, transient=False) as progress:
+        task = progress.add_task("D-MPNN grid", total=len(configs))
+        for cfg in configs:
+            if _is_finished(state, registry, cfg, settings):
+                skipped.append(cfg.name)
+                progress.update(task, advance=1, description=f"skip {cfg.name}")
+                continue
+            out = state / cfg.name
+            if out.exists():
+                shutil.rmtree(out)
+            progress.update(task, description=f"train {cfg.name}")
+            t0 = time.perf_counter()
+            fit = train_fn(
+                train_df,
+                val_df,
+                test_df,
+                cfg,
+                out,
+                max_epochs=max_epochs,
+                patience=patience,
+                seed=seed,
+                subset=subset,
+            )
+            wall = time.perf_counter() - t0
+            val_m, test_m = fit.metrics("val"), fit.metrics("test")
+            registry["fits"][cfg.name] = {
+                "name": cfg.name,
+                "config": asdict(cfg),
+                "fit_id": fit.fit_id,
+                "checkpoint": str(Path(cfg.name) / CHECKPOINT_NAME),
+                "val_macro_f1": val_m["macro_f1"],
+                "val_metrics": val_m,
+                "test_metrics": test_m,
+                "wall_s": wall,
+                "epochs_run": fit.info.get("epochs_run"),
+                "best_epoch": fit.info.get("best_epoch"),
+                **settings,
+                "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            _write_registry(reg_path, registry)
+            (out / DONE_MARKER).write_text(fit.fit_id + "\n")
+            trained.append(cfg.name)
+            progress.update(task, advance=1, description=f"done {cfg.name}")
+    names = [c.name for c in configs]
+    records = [registry["fits"][n] for n in names]
+    frame = pd.DataFrame(
+        [
+            {
+                "name": r["name"],
+                **r["config"],
+                "fit_id": r["fit_id"],
+                "val_macro_f1": r["val_macro_f1"],
+                **{f"test_{k}": v for k, v in r["test_metrics"].items()},
+                "wall_s": r["wall_s"],
+                "epochs_run": r["epochs_run"],
+            }
+            for r in records
+        ]
+    )
+
+    def _key(r):
+        f1 = r["val_macro_f1"]
+        return (f1 if f1 is not None and np.isfinite(f1) else -np.inf, -names.index(r["name"]))
+
+    best = max(records, key=_key)
+    return GridResult(registry=frame, best=best, trained=trained, skipped=skipped)
+
+
+def selected_metrics_row(best: dict[str, Any]) -> dict[str, Any]:
+    """Flat summary of the selected grid fit (for reports)."""
+    return {
+        "name": best["name"],
+        "fit_id": best["fit_id"],
+        "val_macro_f1": best["val_macro_f1"],
+        **{f"test_{k}": v for k, v in best["test_metrics"].items()},
+    }
+
+
+__all__ = [
+    "DMPNNConfig",
+    "GridResult",
+    "class_weights",
+    "dmpnn_embedding",
+    "embed_dmpnn",
+    "grid_configs",
+    "load_dmpnn_fit",
+    "run_grid",
+    "train_dmpnn",
+]

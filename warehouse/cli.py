@@ -19,6 +19,8 @@ app = typer.Typer(
 )
 registry_app = typer.Typer(help="The pinned dataset registry.", no_args_is_help=True)
 app.add_typer(registry_app, name="registry")
+train_app = typer.Typer(help="Heavy training that runs outside `dbt build`.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
 
 
 def _console():
@@ -205,6 +207,147 @@ def report(
     _console().print(f"report written to {path}")
 
 
+@app.command()
+def quality(
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (opened read-only).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="HTML report. Default: <build dir>/reports/quality.html.")
+    ] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(help="History file (JSON lines). Default: <build dir>/quality/history.jsonl."),
+    ] = None,
+) -> None:
+    """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
+    from rich.table import Table
+
+    from warehouse.config import load_settings
+    from warehouse.quality.runner import run_quality
+
+    settings = load_settings(db_path=db)
+    console = _console()
+    with console.status("validating the warehouse") as status:
+        result = run_quality(
+            settings.db_path,
+            write_table=False,
+            report_path=out or settings.build_dir / "reports" / "quality.html",
+            history_path=history or settings.build_dir / "quality" / "history.jsonl",
+            settings=settings,
+            trigger="cli",
+            log=status.update,
+        )
+    table = Table("suite", "status", "passed", "failed", "skipped", title="Quality")
+    for s in result.suites:
+        table.add_row(
+            s.suite,
+            "[green]passed[/green]" if s.success else "[red]FAILED[/red]",
+            str(s.count("passed")),
+            str(s.count("failed") + s.count("error")),
+            str(s.count("skipped")),
+        )
+    console.print(table)
+    console.print(f"report: {result.report_path} ({result.seconds:.1f} s)")
+    result.raise_for_failures("tastebench quality")
+
+
+_GATED_HELP = "Gated folder (code maps, pair sides, solution). Default: <build dir>/gated."
+
+
+@app.command()
+def release(
+    out_dir: Annotated[Path, typer.Argument(help="New or empty folder for the public release.")],
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (opened read-only).")] = None,
+    gated_dir: Annotated[Path | None, typer.Option(help=_GATED_HELP)] = None,
+) -> None:
+    """Export the de-identified public benchmark (guards must pass; see docs/release.md)."""
+    from warehouse.config import load_settings
+    from warehouse.release.export import export_release
+    from warehouse.release.gated import default_gated_dir
+
+    settings = load_settings(db_path=db)
+    console = _console()
+    with console.status("exporting the release") as status:
+        result = export_release(
+            out_dir,
+            db_path=settings.db_path,
+            gated_dir=gated_dir or default_gated_dir(settings.build_dir),
+            log=lambda m: status.update(m) or console.log(m),
+        )
+    console.print(
+        f"[green]release written[/green] to {result.out_dir}: {len(result.files)} files "
+        f"in {result.elapsed_s:.1f} s (data_origin={result.data_origin})"
+    )
+    if result.data_origin == "simulation":
+        console.print(
+            "[yellow]Ratings are SIMULATED: no number derived from them is real.[/yellow]"
+        )
+    reused = "reused" if result.code_map_reused else "drawn now"
+    console.print(f"public codes {reused}; gated folder: {result.gated_dir}")
+    audits = result.audits[result.audits["metric"] == "pairwise_accuracy"]
+    for r in audits.itertuples():
+        if r.policy != "random":
+            console.print(
+                f"audit {r.policy}: {r.point:.3f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}] (chance 0.5)"
+            )
+    console.print(f"Check it: tastebench verify {result.out_dir}")
+
+
+@app.command()
+def verify(
+    release_dir: Annotated[Path, typer.Argument(help="A folder written by `tastebench release`.")],
+) -> None:
+    """Re-derive every published number of a release from its own files; fail on any mismatch."""
+    from warehouse.release.verify import VerifyError, verify_release
+
+    console = _console()
+    with console.status("verifying the release"):
+        report = verify_release(release_dir)
+    if not report.ok:
+        lines = "\n".join(f"  - {p}" for p in report.problems)
+        raise VerifyError(
+            f"{len(report.problems)} mismatch(es) in {report.root}:\n{lines}\nFix: re-export the "
+            "release (tastebench release) or restore the changed files."
+        )
+    console.print(
+        f"[green]release verified[/green]: manifest, Croissant and {len(report.checked) - 2} "
+        f"re-derived tables match ({report.root})"
+    )
+
+
+@app.command()
+def competition(
+    out_dir: Annotated[Path, typer.Argument(help="New or empty folder for the competition data.")],
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (opened read-only).")] = None,
+    gated_dir: Annotated[Path | None, typer.Option(help=_GATED_HELP)] = None,
+) -> None:
+    """Export the competition (decoys, global codes, random sides); solution goes to the gated
+    folder only."""
+    from warehouse.config import load_settings
+    from warehouse.release.competition import export_competition
+    from warehouse.release.gated import default_gated_dir
+
+    settings = load_settings(db_path=db)
+    console = _console()
+    with console.status("exporting the competition") as status:
+        result = export_competition(
+            out_dir,
+            db_path=settings.db_path,
+            gated_dir=gated_dir or default_gated_dir(settings.build_dir),
+            log=lambda m: status.update(m) or console.log(m),
+        )
+    console.print(
+        f"[green]competition written[/green] to {result.out_dir}: {result.n_products} products "
+        f"({result.n_rated} rated, {result.n_decoys} decoys), {result.n_pairs} pairs, "
+        f"{result.n_public_pairs} public / {result.n_private_pairs} private scored"
+    )
+    for name in ("slot1_wins", "lower_code_wins"):
+        a = result.audit[name]
+        console.print(
+            f"audit {name}: {a['point']:.3f} [{a['ci_lo']:.3f}, {a['ci_hi']:.3f}] (chance 0.5)"
+        )
+    console.print(f"hidden solution (gated): {result.solution_path}")
+
+
 @registry_app.command("list")
 def registry_list() -> None:
     """List registered datasets with their pins."""
@@ -231,6 +374,40 @@ def registry_verify(
         if not d.optional:
             resolve(d.key, settings)
             _console().print(f"[green]ok[/green] {d.key}")
+
+
+@train_app.command("molecular")
+def train_molecular(
+    grid: Annotated[bool, typer.Option("--grid", help="Run the 12-configuration grid.")] = False,
+    config: Annotated[
+        str, typer.Option(help="'best': only the published best configuration.")
+    ] = "best",
+    state_dir: Annotated[
+        Path | None, typer.Option(help="Fit registry folder (default <build>/fits/dmpnn).")
+    ] = None,
+    max_epochs: Annotated[int, typer.Option(help="Epoch cap (early stopping, patience 10).")] = 50,
+    subset: Annotated[
+        int | None, typer.Option(help="Train on a seeded sample per split (smoke runs).")
+    ] = None,
+) -> None:
+    """Train chemprop D-MPNN fits (resumable) and register them for the next build."""
+    from warehouse.config import load_settings
+    from warehouse.molecular_marts import dmpnn_state_dir
+    from warehouse.train import train_molecular as run
+
+    if not grid and config != "best":
+        raise WarehouseError(f"unknown --config {config!r}. Fix: use --config best or --grid.")
+    settings = load_settings()
+    target = state_dir or dmpnn_state_dir()
+    result = run(settings, grid=grid, state_dir=target, max_epochs=max_epochs, subset=subset)
+    best = result.best
+    _console().print(
+        f"registered in {target}: best {best['name']} (val macro-F1 {best['val_macro_f1']:.3f}, "
+        f"test accuracy {best['test_metrics']['accuracy']:.3f}, "
+        f"test macro-F1 {best['test_metrics']['macro_f1']:.3f}, {best['wall_s']:.0f} s); "
+        f"trained {len(result.trained)}, skipped {len(result.skipped)}. "
+        "Run `tastebench build` to add it to the warehouse."
+    )
 
 
 def main() -> None:

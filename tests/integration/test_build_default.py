@@ -9,20 +9,12 @@ import duckdb
 import pandas as pd
 import pytest
 
-from warehouse.build import build
-from warehouse.config import load_settings
-
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory, data_mirror: Path):
-    root = tmp_path_factory.mktemp("default")
-    settings = load_settings(
-        build_dir=root / "build", db_path=root / "build" / "tastebench.duckdb", mirror=data_mirror
-    )
-    result = build(settings, log=lambda m: None)
-    assert result.data_origin == "simulation"
+def db(default_warehouse):
+    settings, result = default_warehouse
     assert (settings.default_simulation_dir / "simulation_manifest.json").exists()
     con = duckdb.connect(str(result.db_path), read_only=True)
     yield con

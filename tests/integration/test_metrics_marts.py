@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from warehouse.build import BuildError, build, run_dbt
+from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
-from warehouse.config import load_settings
 from warehouse.evaluate import check_result_shape, evaluate_files
 from warehouse.report import write_report
 
@@ -35,11 +34,8 @@ TOL3 = 0.0005 + 1e-9
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, data_mirror: Path):
-    root = tmp_path_factory.mktemp("metrics_wh")
-    settings = load_settings(build_dir=root, db_path=root / "x.duckdb", mirror=data_mirror)
-    result = build(settings, nectar=FIXTURE, log=lambda m: None)
-    return settings, result
+def built(fixture_warehouse):
+    return fixture_warehouse
 
 
 def _df(db: Path, sql: str) -> pd.DataFrame:

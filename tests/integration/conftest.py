@@ -1,0 +1,45 @@
+"""Session-wide warehouses for the integration tests: each full build runs once per session.
+
+* ``fixture_warehouse``: the hand-written NECTAR fixture bundle + the public mirror + a FoodAtlas
+  v4 fixture in the official parquet layout.
+* ``default_warehouse``: the default build (the calibrated simulation), as `make build` makes it.
+
+Tests must not modify these files; copy one first (tests of failed builds may point `build` at
+the same settings: a failed build never touches the published file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_public_loaders import _write_v4_fixture
+from warehouse.build import BuildResult, build
+from warehouse.config import Settings, load_settings
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
+
+
+@pytest.fixture(scope="session")
+def fixture_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
+    root = tmp_path_factory.mktemp("fixture_wh")
+    _write_v4_fixture(root / "foodatlas-v4.0")
+    settings = load_settings(
+        build_dir=root / "build",
+        db_path=root / "build" / "tastebench.duckdb",
+        mirror=data_mirror,
+        foodatlas_v4=root / "foodatlas-v4.0",
+    )
+    return settings, build(settings, nectar=FIXTURE, log=lambda m: None)
+
+
+@pytest.fixture(scope="session")
+def default_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
+    root = tmp_path_factory.mktemp("default_wh")
+    settings = load_settings(
+        build_dir=root / "build", db_path=root / "build" / "tastebench.duckdb", mirror=data_mirror
+    )
+    result = build(settings, log=lambda m: None)
+    assert result.data_origin == "simulation"
+    return settings, result

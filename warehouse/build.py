@@ -90,6 +90,25 @@ def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> Non
         )
 
 
+def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str], None]) -> None:
+    """GX suites and de-identification guards on the staging file, before the swap: writes
+    reports.rpt_data_quality into it, the HTML report and a history line under the build dir, and
+    raises QualityError (a WarehouseError) if anything failed (docs/quality.md)."""
+    from warehouse.quality.runner import run_quality
+
+    log("validating: GX suites and de-identification guards")
+    result = run_quality(
+        staging_path,
+        write_table=True,
+        report_path=settings.build_dir / "reports" / "quality.html",
+        history_path=settings.build_dir / "quality" / "history.jsonl",
+        settings=settings,
+        trigger="build",
+        published_as=settings.db_path,
+    )
+    result.raise_for_failures("quality gate failed; the previous warehouse was kept")
+
+
 def build(
     settings: Settings | None = None,
     nectar: Path | None = None,
@@ -125,6 +144,9 @@ def build(
         t2 = time.perf_counter()
         run_dbt(["build", *(dbt_args or [])], staging_path, settings.build_dir)
         timings["dbt_build_s"] = time.perf_counter() - t2
+        t3 = time.perf_counter()
+        run_quality_gate(staging_path, settings, log)
+        timings["quality_s"] = time.perf_counter() - t3
         # dbt may leave a write-ahead log beside the file: fold it in before the swap
         con = duckdb.connect(str(staging_path))
         try:

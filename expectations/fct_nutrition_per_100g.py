@@ -1,0 +1,42 @@
+"""Nutrition block N (gated: raw codes): a row per benchmark product, non-negative values,
+imputation flags consistent."""
+
+import great_expectations as gx
+
+from warehouse.quality.contracts import no_respondent_columns
+from warehouse.quality.expectations import ExpectNoRowsToMatchQuery
+
+MODEL = "marts.fct_nutrition_per_100g"
+NUTRIENTS = (
+    "total_fat_g",
+    "sodium_g",
+    "protein_g",
+    "dietary_fiber_g",
+    "total_carbohydrate_g",
+    "total_sugars_g",
+)
+
+
+def parameters(con) -> dict:
+    keys = con.sql("select product_key from marts.dim_products").fetchall()
+    return {"product_keys": [k for (k,) in keys]}
+
+
+def build_suite() -> gx.ExpectationSuite:
+    suite = gx.ExpectationSuite(name=MODEL)
+    E = gx.expectations
+    suite.add_expectation(no_respondent_columns())
+    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="product_key"))
+    suite.add_expectation(
+        E.ExpectColumnDistinctValuesToEqualSet(
+            column="product_key", value_set={"$PARAMETER": "product_keys"}
+        )
+    )
+    for n in NUTRIENTS:
+        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=f"{n}_per_100g"))
+        suite.add_expectation(E.ExpectColumnValuesToBeBetween(column=f"{n}_per_100g", min_value=0))
+    any_imputed = " or ".join(f"is_imputed_{n}" for n in NUTRIENTS)
+    suite.add_expectation(
+        ExpectNoRowsToMatchQuery(unexpected_rows_query=f"has_imputed_values != ({any_imputed})")
+    )
+    return suite

@@ -1,0 +1,140 @@
+"""Quality on the default build (issue #6 "Must show"): every suite and guard passes, the report
+is self-contained, `tastebench quality` leaves the warehouse untouched, and a build whose data
+violates a guard exits non-zero and keeps the previous warehouse byte-identical."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import warehouse.build as build_module
+from warehouse.cli import app, main
+from warehouse.quality import public_tables
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def built(default_warehouse):
+    return default_warehouse
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _history(settings) -> list[dict]:
+    path = settings.build_dir / "quality" / "history.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_build_ran_the_gate_and_stored_rpt_data_quality(built) -> None:
+    settings, result = built
+    assert "quality_s" in result.timings
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        df = con.sql("select * from reports.rpt_data_quality").df()
+    finally:
+        con.close()
+    expected = {
+        "suite", "model", "kind", "expectation_type", "column_name", "rule", "success", "status",
+        "observed_value", "unexpected_count", "example", "run_at", "data_origin",
+    }  # fmt: skip
+    assert expected <= set(df.columns)
+    assert len(df) > 150 and df["success"].all() and set(df["data_origin"]) == {"simulation"}
+    suites = set(df["suite"])
+    for model in ("stg_nectar__ratings", "fct_within_category_pairs", "dim_products"):
+        assert any(s.endswith(model) for s in suites), model
+    guards = df[df["kind"] == "guard"]
+    assert set(guards["rule"]) >= {"brand_in_text", "panel_mean_shape", "feature_target_join"}
+    history = _history(settings)
+    assert history[-1]["trigger"] == "build" and history[-1]["success"]
+    assert (settings.build_dir / "reports" / "quality.html").exists()
+
+
+def test_cli_quality_passes_read_only_and_writes_an_offline_report(built, tmp_path) -> None:
+    settings, _ = built
+    before = _sha(settings.db_path)
+    n_runs = len(_history(settings))
+    out = tmp_path / "quality.html"
+    res = CliRunner().invoke(
+        app,
+        ["quality", "--db", str(settings.db_path), "--out", str(out),
+         "--history", str(settings.build_dir / "quality" / "history.jsonl")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert _sha(settings.db_path) == before  # opened read-only, nothing written
+    html = out.read_text()
+    assert "PASSED" in html and "data:image/png;base64," in html
+    links = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html)
+    assert links and not [u for u in links if re.match(r"(?i)https?://|//", u)]
+    assert "<script" not in html.lower() and "<link" not in html.lower()
+    history = _history(settings)
+    assert len(history) == n_runs + 1 and history[-1]["trigger"] == "cli"
+    assert history[-1]["seconds"] < 60  # ~10-15 s on an idle 2-core machine
+
+
+def test_cli_quality_fails_when_a_public_table_carries_gated_columns(
+    built, tmp_path, monkeypatch
+) -> None:
+    settings, _ = built
+    monkeypatch.setattr(
+        public_tables,
+        "PUBLIC_TABLES",
+        (*public_tables.PUBLIC_TABLES, "staging.stg_nectar__products"),
+    )
+    out = tmp_path / "quality.html"
+    res = CliRunner().invoke(
+        app,
+        ["quality", "--db", str(settings.db_path), "--out", str(out),
+         "--history", str(tmp_path / "history.jsonl")],
+    )  # fmt: skip
+    assert res.exit_code != 0
+    message = str(res.exception)
+    assert "deidentification.staging.stg_nectar__products" in message
+    assert "table staging.stg_nectar__products, column brand: rule forbidden_column_name" in message
+    assert "rule brand_in_text" in message
+    assert "FAILED" in out.read_text()
+
+
+def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
+    built, monkeypatch, capsys
+) -> None:
+    """The gate sits between dbt and the swap. dbt is replaced by a copy of the live warehouse
+    (dbt itself ran in the module build), and the public list is made to include a table with
+    a brand column: the build must exit non-zero and leave the live file byte-identical."""
+    settings, _ = built
+    before = _sha(settings.db_path)
+
+    def fake_dbt(args, db_path, work_dir=None):
+        shutil.copyfile(settings.db_path, db_path)
+
+    monkeypatch.setattr(build_module, "run_dbt", fake_dbt)
+    monkeypatch.setattr(
+        public_tables,
+        "PUBLIC_TABLES",
+        (*public_tables.PUBLIC_TABLES, "staging.stg_nectar__products"),
+    )
+    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(settings.build_dir))
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["tastebench", "build", "--db", str(settings.db_path), "--mirror", str(settings.mirror)],
+    )
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code != 0
+    err = capsys.readouterr().err
+    assert "quality gate failed" in err and "stg_nectar__products" in err
+    assert "forbidden_column_name" in err
+    assert _sha(settings.db_path) == before
+    assert not list(settings.build_dir.glob(".*building*"))
+    assert _history(settings)[-1] == {**_history(settings)[-1], "success": False}

@@ -1,0 +1,76 @@
+"""Building blocks the suites in ``expectations/`` share: raw contracts from the Croissant record
+sets, and the column names no public or de-identified table may carry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from warehouse.config import Settings, load_settings
+
+_SETTINGS: ContextVar[Settings | None] = ContextVar("quality_settings", default=None)
+
+# Columns the loader adds to every raw table (warehouse/sources/load.py).
+RAW_META_COLUMNS = {"_source_file": "text", "_loaded_at": "timestamp", "data_origin": "text"}
+
+# GX has no "table must not contain column X": ExpectTableColumnsToNotContain with these.
+RESPONDENT_COLUMNS = ["respondent", "respondent_id"]
+RESPONDENT_REGEX = [r"^(?!n_).*respondent"]  # counts (n_respondents) are fine
+GATED_COLUMNS = ["brand", "upc", "join_key", "respondent", "respondent_id", "brand_response"]
+
+# Expectations tagged with this meta only hold at benchmark scale (>= 20 ratings per product,
+# blocks of >= 20 respondents): the runner skips them on the tiny test fixture bundle.
+BENCHMARK_SCALE = {"scale": "benchmark"}
+
+
+@contextmanager
+def use_settings(settings: Settings | None) -> Iterator[None]:
+    """Settings (data mirror) for suites that read registered files, e.g. the Croissant JSON."""
+    token = _SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
+
+
+def croissant_columns(file_name: str) -> dict[str, str]:
+    """Column -> kind (integer, float, text, boolean) of one NECTAR file, from its Croissant
+    record set (the registered, hash-checked ``tastebench_nectar_croissant``)."""
+    from warehouse.sources import registry
+    from warehouse.sources.croissant import record_sets
+
+    path = registry.resolve("tastebench_nectar_croissant", _SETTINGS.get() or load_settings())
+    return {f.name: f.kind for f in record_sets(path)[file_name]}
+
+
+def raw_contract(file_name: str) -> list:
+    """Exact column set and column kinds of a raw NECTAR table (Croissant fields + load meta)."""
+    import great_expectations as gx
+
+    from warehouse.quality.expectations import ExpectTableColumnKindsToMatch
+
+    kinds = {**croissant_columns(file_name), **RAW_META_COLUMNS}
+    return [
+        gx.expectations.ExpectTableColumnsToMatchSet(column_set=list(kinds), exact_match=True),
+        ExpectTableColumnKindsToMatch(column_kinds=kinds),
+    ]
+
+
+def no_respondent_columns():
+    """Marts never carry respondent ids (BENCHMARK.md §7): only staging does."""
+    from warehouse.quality.expectations import ExpectTableColumnsToNotContain
+
+    return ExpectTableColumnsToNotContain(
+        column_list=RESPONDENT_COLUMNS, column_regex_list=RESPONDENT_REGEX
+    )
+
+
+def no_gated_columns():
+    """Public marts carry no brand, UPC, join key, respondent id, raw code or panel mean."""
+    from warehouse.quality.expectations import ExpectTableColumnsToNotContain
+
+    return ExpectTableColumnsToNotContain(
+        column_list=[*GATED_COLUMNS, "product_code", "product_key", "panel_mean", "panel_sd"],
+        column_regex_list=[*RESPONDENT_REGEX, r"brand", r"upc", r"panel_mean", r"product_code"],
+    )

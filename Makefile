@@ -29,8 +29,8 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check warehouse tests benchmarks python_models
-	$(BIN)/ruff format --check warehouse tests benchmarks python_models
+	$(BIN)/ruff check warehouse tests benchmarks python_models expectations
+	$(BIN)/ruff format --check warehouse tests benchmarks python_models expectations
 
 bench: $(STAMP)  ## print the benchmarks' ratios against their named baselines
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -38,9 +38,21 @@ def main() -> None:
         dbt = str(Path(sys.executable).with_name("dbt"))
         t1 = time.perf_counter()
         subprocess.run(
-            [dbt, "ls", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--quiet",
-             "--target-path", str(work / "dbt" / "target"), "--log-path", str(work / "dbt")],
-            check=True, capture_output=True,
+            [
+                dbt,
+                "ls",
+                "--project-dir",
+                str(REPO),
+                "--profiles-dir",
+                str(REPO),
+                "--quiet",
+                "--target-path",
+                str(work / "dbt" / "target"),
+                "--log-path",
+                str(work / "dbt"),
+            ],
+            check=True,
+            capture_output=True,
             env={**__import__("os").environ, "TASTEBENCH_DUCKDB_PATH": str(result.db_path)},
         )
         startup = time.perf_counter() - t1

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from warehouse.human import (
+from warehouse.human import (  # noqa: E402
     assign_blocks,
     block_reliability,
     group_size_curve,
@@ -35,7 +35,7 @@ from warehouse.human import (
     split_half_reliability,
     summarize_human_baseline,
 )
-from warehouse.human.testing import (
+from warehouse.human.testing import (  # noqa: E402
     PUBLIC_LOO_PATH,
     public_block_structure,
     ratings_from_block_structure,

@@ -170,8 +170,8 @@ def block_matrices(
         on=["category", "block_id", "product_code"],
         how="inner",
     )
-    by_block = {k: g for k, g in merged.groupby(["category", "block_id"], sort=False)}
-    resp_by_block = {k: g for k, g in br.groupby(["category", "block_id"], sort=False)}
+    by_block = dict(list(merged.groupby(["category", "block_id"], sort=False)))
+    resp_by_block = dict(list(br.groupby(["category", "block_id"], sort=False)))
     out: list[BlockMatrix] = []
     for (cat, bid), prods in bp.sort_values(["category", "block_id", "product_code"]).groupby(
         ["category", "block_id"], sort=True

@@ -348,6 +348,33 @@ def competition(
     console.print(f"hidden solution (gated): {result.solution_path}")
 
 
+@app.command()
+def docs(
+    db: Annotated[Path | None, typer.Option(help="DuckDB file to document.")] = None,
+    out: Annotated[Path, typer.Option(help="Where to write the page.")] = Path(
+        "build/reports/dbt_docs.html"
+    ),
+) -> None:
+    """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
+    import shutil
+    import tempfile
+
+    from warehouse.build import run_dbt
+    from warehouse.config import load_settings
+
+    settings = load_settings(db_path=db)
+    if not settings.db_path.exists():
+        raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
+        # dbt opens its database for writing: document a copy, never the published file
+        copy = Path(tmp) / "docs.duckdb"
+        shutil.copyfile(settings.db_path, copy)
+        run_dbt(["docs", "generate", "--static"], copy, Path(tmp))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
+    _console().print(f"dbt docs written to {out}")
+
+
 @registry_app.command("list")
 def registry_list() -> None:
     """List registered datasets with their pins."""

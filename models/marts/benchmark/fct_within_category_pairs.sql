@@ -11,13 +11,7 @@ select
     b.product_code as product_code_b,
     a.panel_mean as panel_mean_a,
     b.panel_mean as panel_mean_b,
-    a.panel_mean - b.panel_mean as panel_mean_difference,
-    abs(a.panel_mean - b.panel_mean) < {{ var('tie_tolerance') }} as is_tie,
-    case
-        when abs(a.panel_mean - b.panel_mean) < {{ var('tie_tolerance') }} then null
-        when a.panel_mean > b.panel_mean then a.product_code
-        else b.product_code
-    end as winner_product_code,
+    {{ pair_outcome('a', 'b') }},
     a.data_origin
 from analogs as a
 inner join analogs as b

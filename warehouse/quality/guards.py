@@ -794,17 +794,28 @@ def check_feature_target_join(
 def check_code_map_published(
     frames: Mapping[str, pd.DataFrame], ctx: GatedContext
 ) -> list[GuardViolation]:
-    """No public frame may hold the (raw code, public code) map, under any column names."""
+    """No public frame may hold the (raw code, public code) map, under any column names.
+
+    Codes are per category: when both the map and the frame carry ``category``, pairs are matched
+    on (category, a, b); a category-blind match would flag any complete table of within-category
+    code pairs (gold pairs list every pair of small codes), since small codes coincide across
+    categories. Frames without ``category`` are matched category-blind.
+    """
     out = []
     if ctx.code_map is None or ctx.code_map.empty:
         return out
+    has_cat = "category" in ctx.code_map.columns
     pairs = pd.DataFrame(
         {"a": _as_float(ctx.code_map["product_code"]), "b": _as_float(ctx.code_map["public_code"])}
-    ).drop_duplicates()
-    pairs = pairs[pairs["a"] != pairs["b"]]  # fixed points say nothing
+    )
+    if has_cat:
+        pairs["category"] = ctx.code_map["category"].astype(str).to_numpy()
+    pairs = pairs[pairs["a"] != pairs["b"]].drop_duplicates()  # fixed points say nothing
     if len(pairs) < SHAPE_MIN_VALUES:
         return out
     for name, frame in frames.items():
+        keys = ["category", "a", "b"] if has_cat and "category" in frame.columns else ["a", "b"]
+        ref = pairs[keys].drop_duplicates()
         ints = []
         for c in frame.columns:
             s = frame[c]
@@ -817,10 +828,12 @@ def check_code_map_published(
                 if a == b:
                     continue
                 vals = pd.DataFrame({"a": _as_float(frame[a]), "b": _as_float(frame[b])})
+                if "category" in keys:
+                    vals["category"] = frame["category"].astype(str).to_numpy()
                 vals = vals.dropna().drop_duplicates()
-                if len(vals) < 0.9 * len(pairs):
+                if len(vals) < 0.9 * len(ref):
                     continue
-                share = len(pairs.merge(vals, on=["a", "b"])) / len(pairs)
+                share = len(ref.merge(vals, on=keys)) / len(ref)
                 if share >= 0.9:
                     out.append(
                         GuardViolation(

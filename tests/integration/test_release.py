@@ -1,0 +1,261 @@
+"""Release, verify and competition on the default (simulated) build (issue #6 items 4-5 "Must
+show"): release -> verify round-trips with identical numbers; the release passes every guard
+(no forbidden column, no panel mean, no row-order leak); tampering makes verify fail naming the
+file; the code map stays gated and is reused (identical outputs); the competition's audits sit
+at chance, its solution stays gated and its decoys have Jaccard < 0.8."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from warehouse.cli import app
+from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
+from warehouse.release import competition as comp
+from warehouse.release.gated import CODE_MAP
+from warehouse.release.tables import ReleaseError, write_manifest
+from warehouse.release.verify import verify_release
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, default_warehouse):
+    """The session's default (simulated) warehouse, read-only; outputs go to a fresh folder."""
+    settings, result = default_warehouse
+    assert result.data_origin == "simulation"
+    return tmp_path_factory.mktemp("release"), settings
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def release(built):
+    root, settings = built
+    out, gated = root / "public" / "release", root / "gated"
+    _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
+    return out, gated
+
+
+@pytest.fixture(scope="module")
+def con(built):
+    c = duckdb.connect(str(built[1].db_path), read_only=True)
+    yield c
+    c.close()
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def test_release_then_verify_round_trips_with_identical_numbers(release, con) -> None:
+    out, _ = release
+    result = _invoke("verify", str(out))
+    assert "release verified" in result.output
+    metrics = _csv(out / "metrics" / "model_metrics.csv").set_index("model_metric_key")
+    mart = con.sql("select * from marts.agg_model_metrics").df().set_index("model_metric_key")
+    assert set(metrics.index) == set(mart.index) and len(mart) == 88
+    for col in ("point", "ci_lo", "ci_hi", "chance_value"):
+        a = metrics.loc[mart.index, col].to_numpy(float)
+        assert np.array_equal(a, mart[col].to_numpy(float), equal_nan=True), col
+    summary = _csv(out / "human_baseline" / "summary.csv").set_index("metric")["value"]
+    human = con.sql("select metric, warehouse_value from marts.agg_human_baseline").df()
+    for metric, value in zip(human["metric"], human["warehouse_value"], strict=True):
+        assert summary[metric] == value, metric
+    assert (out / "README.md").read_text().count("SIMULATED") >= 1
+
+
+def _gated_ctx(con, gated: Path) -> GatedContext:
+    cmap = pd.read_csv(gated / CODE_MAP)
+    return GatedContext.from_warehouse(con, code_map=cmap)
+
+
+def test_release_passes_every_guard(release, con) -> None:
+    out, gated = release
+    assert guard_release_dir(out, _gated_ctx(con, gated)) == []
+
+
+def test_no_forbidden_column_no_panel_mean_no_panelist_key(release) -> None:
+    out, _ = release
+    for path in sorted(out.rglob("*.csv")):
+        frame = _csv(path)
+        assert check_forbidden_columns(path.name, frame) == [], path
+        assert not {"panel_mean", "panelist_number", "panelist_block_key", "respondent_id"} & set(
+            frame.columns
+        )
+    products = _csv(out / "benchmark" / "products.csv")
+    analogs = products[~products["is_reference"]]
+    for _, g in analogs.groupby("category"):
+        n = len(g)
+        assert sorted(g["public_code"]) == list(range(1, n + 1))
+        assert g["true_rank"].sum() == n * (n + 1) / 2  # ranks, not means
+        assert ((g["true_rank"] * 2) % 1 == 0).all()
+    refs = products[products["is_reference"]]
+    assert refs["true_rank"].isna().all() and len(products) == 247
+
+
+def test_row_order_is_a_function_of_released_columns(release) -> None:
+    out, _ = release
+    keys = {
+        "benchmark/products.csv": ["category", "public_code"],
+        "benchmark/gold_pairs.csv": ["category", "public_code_1", "public_code_2"],
+        "human_baseline/panelist_block_accuracy.csv": [
+            "category",
+            "block_id",
+            "n_analogs",
+            "n_pairs",
+            "pairwise_accuracy",
+            "spearman",
+            "recall_at_1",
+            "recall_at_3",
+        ],  # fmt: skip
+    }
+    for rel, cols in keys.items():
+        f = _csv(out / rel)
+        resorted = f.sort_values(cols, kind="mergesort", na_position="last").reset_index(drop=True)
+        pd.testing.assert_frame_equal(f, resorted)
+
+
+def test_true_rank_and_gold_pairs_match_the_public_gold(release, con, public_dir: Path) -> None:
+    """The simulation keeps the public gold order (raw codes = original public codes), so our
+    true_rank, mapped back through the gated map, equals the published true_rank."""
+    out, gated = release
+    cmap = pd.read_csv(gated / CODE_MAP)
+    ours = _csv(out / "benchmark" / "products.csv").merge(cmap, on=["category", "public_code"])
+    tb = _csv(out / "tastebench_public_oof" / "ridge_SNCTI_bench.csv")
+    m = tb.merge(
+        ours, left_on=["category", "tastebench_public_code"],
+        right_on=["category", "product_code"], suffixes=("_tb", ""),
+    )  # fmt: skip
+    assert len(m) == 215 and (m["true_rank_tb"] == m["true_rank"]).all()
+    gold = _csv(out / "benchmark" / "gold_pairs.csv")
+    assert len(gold) == 932 and set(gold["data_origin"]) == {"simulation"}
+    audits = _csv(out / "metrics" / "release_audits.csv")
+    acc = audits[audits["metric"] == "pairwise_accuracy"].set_index("policy")
+    for policy in ("slot1_wins", "lower_code_wins"):
+        assert acc.loc[policy, "ci_lo"] <= 0.5 <= acc.loc[policy, "ci_hi"], policy
+
+
+def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
+    out, _ = release
+    bad = tmp_path / "tampered"
+    shutil.copytree(out, bad)
+    path = bad / "metrics" / "model_metrics.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    cells = lines[1].split(",")
+    cells[4] = repr(float(cells[4]) + 0.01)  # one metric point
+    lines[1] = ",".join(cells)
+    path.write_text("".join(lines))
+    write_manifest(bad)  # even with a recomputed manifest the re-derivation catches it
+    report = verify_release(bad)
+    assert not report.ok
+    named = [p for p in report.problems if p.startswith("metrics/model_metrics.csv: line 2")]
+    assert named and "column point" in named[0]
+    # a data file: swap the ranks of the first two products that differ
+    products = bad / "benchmark" / "products.csv"
+    rows = [line.split(",") for line in products.read_text().splitlines()]
+    j = next(
+        i for i in range(2, len(rows)) if rows[i][0] == rows[1][0] and rows[i][3] != rows[1][3]
+    )
+    rows[1][3], rows[j][3] = rows[j][3], rows[1][3]
+    products.write_text("".join(",".join(r) + "\n" for r in rows))
+    report = verify_release(bad)
+    assert any(p.startswith("benchmark/products.csv: sha256 differs") for p in report.problems)
+    assert any(p.startswith("benchmark/gold_pairs.csv: line") for p in report.problems)
+    # the command exits non-zero and names the files
+    proc = subprocess.run(
+        [sys.executable, "-m", "warehouse.cli", "verify", str(bad)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "metrics/model_metrics.csv" in proc.stderr and "benchmark/products.csv" in proc.stderr
+    assert "VerifyError" not in proc.stderr  # a message, not a traceback
+
+
+def test_code_map_is_gated_and_reused(release, built) -> None:
+    out, gated = release
+    root, settings = built
+    assert (gated / CODE_MAP).is_file() and not (gated / CODE_MAP).is_relative_to(out)
+    assert not any("map" in p.name or "gated" in p.name for p in out.rglob("*"))
+    again = root / "public" / "release_again"
+    _invoke("release", str(again), "--db", str(settings.db_path), "--gated-dir", str(gated))
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in files:
+        assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
+    with pytest.raises(ReleaseError, match="not empty"):
+        CliRunner().invoke(
+            app, ["release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated)],
+            catch_exceptions=False,
+        )  # fmt: skip
+    with pytest.raises(ReleaseError, match="overlap"):
+        CliRunner().invoke(
+            app, ["release", str(root / "x"), "--db", str(settings.db_path),
+                  "--gated-dir", str(root / "x" / "gated")],
+            catch_exceptions=False,
+        )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def competition(built):
+    root, settings = built
+    gated = root / "gated_competition"
+    out = root / "public" / "competition"
+    _invoke("competition", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
+    return out, gated / "competition" / "solution.csv"
+
+
+def test_competition_solution_stays_gated(competition) -> None:
+    out, solution = competition
+    assert solution.is_file() and not solution.is_relative_to(out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "MANIFEST.sha256", "README.md", "croissant.json", "products.csv", "ranking_pairs.csv",
+        "sample_submission.csv",
+    ]  # fmt: skip
+    pairs = _csv(out / "ranking_pairs.csv")
+    assert list(pairs.columns) == ["pair_id", "category", "public_code_1", "public_code_2"]
+    products = _csv(out / "products.csv")
+    assert not {"true_rank", "panel_mean", "data_origin"} & set(products.columns)
+    assert sorted(products["public_code"]) == list(range(1, len(products) + 1))
+
+
+def test_competition_audits_at_chance(competition) -> None:
+    out, solution = competition
+    audit = comp.audit_competition(out, solution)
+    assert audit["at_chance"] and audit["n_scored_pairs"] == 932
+    for name in ("slot1_wins", "lower_code_wins"):
+        a = audit[name]
+        assert a["ci_lo"] <= 0.5 <= a["ci_hi"], name
+        assert 0.4 < a["point"] < 0.6
+    scores = comp.score_submission(out / "sample_submission.csv", solution)
+    assert scores["n_public_pairs"] + scores["n_private_pairs"] == 932
+    for key in ("public_score", "private_score"):
+        assert 0.35 < scores[key] < 0.65 and round(scores[key], 2) == scores[key]
+
+
+def test_competition_decoys_below_jaccard_and_guards_pass(competition, con) -> None:
+    out, solution = competition
+    gated_map = pd.read_csv(solution.parent / "code_map.csv")
+    products = _csv(out / "products.csv").merge(gated_map[["public_code", "kind"]])
+    assert set(products["kind"]) == {"rated", "decoy"}
+    assert (products["kind"] == "rated").sum() == 215
+    for _, g in products.groupby("category"):
+        rated = [comp.ingredient_tokens(t) for t in g.loc[g.kind == "rated", "ingredient_list"]]
+        for text in g.loc[g.kind == "decoy", "ingredient_list"]:
+            assert comp.max_jaccard(text, rated) < 0.8
+    ctx = GatedContext.from_warehouse(con, code_map=comp._guard_ctx_map(gated_map))
+    assert guard_release_dir(out, ctx) == []

@@ -1,0 +1,203 @@
+"""Byte-stable serialization, the manifest, the gated store and the Croissant checks of
+warehouse.release on tiny frames."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from warehouse.release.croissant import build_croissant, check_croissant, write_croissant
+from warehouse.release.gated import (
+    GatedStateError,
+    GatedStore,
+    check_out_dir,
+    ensure_separate,
+)
+from warehouse.release.tables import (
+    MANIFEST_NAME,
+    Column,
+    ReleaseError,
+    TableSpec,
+    format_value,
+    parse_manifest,
+    read_table,
+    table_bytes,
+    write_manifest,
+    write_table,
+)
+from warehouse.release.verify import check_manifest, describe_diff
+
+SPEC = TableSpec(
+    "t/x.csv",
+    "tiny",
+    (
+        Column("category", "str", "c"),
+        Column("code", "int", "k"),
+        Column("flag", "bool", "f"),
+        Column("value", "float", "v"),
+    ),
+    ("category", "code"),
+)
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "category": ["b", "a", "a", "b"],
+            "code": [2, 3, 1, 1],
+            "flag": [True, False, True, None],
+            "value": [0.1, -0.0, 1 / 3, float("nan")],
+            "ignored": ["x", "y", "z", "w"],
+        }
+    )
+
+
+def test_format_rules() -> None:
+    assert format_value(0.1, "float") == "0.1"
+    assert format_value(-0.0, "float") == "0.0"
+    assert format_value(float("nan"), "float") == ""
+    assert format_value(None, "int") == ""
+    assert format_value(pd.NA, "bool") == ""
+    assert format_value(np.float64(1 / 3), "float") == repr(1 / 3)
+    assert format_value(3.0, "int") == "3"
+    assert format_value(np.bool_(True), "bool") == "true"
+    with pytest.raises(ValueError):
+        format_value(2.5, "int")
+    with pytest.raises(ValueError):
+        format_value(math.inf, "float")
+
+
+def test_rows_sorted_by_released_columns_only_and_columns_selected() -> None:
+    text = table_bytes(frame(), SPEC).decode()
+    assert text.splitlines() == [
+        "category,code,flag,value",
+        "a,1,true,0.3333333333333333",
+        "a,3,false,0.0",
+        "b,1,,",
+        "b,2,true,0.1",
+    ]
+    # input row order does not matter
+    shuffled = frame().sample(frac=1, random_state=3)
+    assert table_bytes(shuffled, SPEC) == table_bytes(frame(), SPEC)
+
+
+def test_read_then_write_is_byte_identical(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    f = pd.DataFrame(
+        {
+            "category": rng.choice(["x", "y, z", 'q"uote'], 50),
+            "code": np.arange(50),
+            "flag": rng.random(50) > 0.5,
+            "value": rng.normal(size=50) * 10.0 ** rng.integers(-8, 8, 50),
+        }
+    )
+    path = write_table(tmp_path, f, SPEC)
+    back = read_table(path, SPEC)
+    assert table_bytes(back, SPEC) == path.read_bytes()
+    merged = f.sort_values(["category", "code"]).reset_index(drop=True)
+    assert np.array_equal(back["value"].to_numpy(float), merged["value"].to_numpy(float))
+
+
+def test_read_rejects_a_wrong_header(tmp_path: Path) -> None:
+    (tmp_path / "x.csv").write_text("category,code\na,1\n")
+    with pytest.raises(ValueError, match="header"):
+        read_table(tmp_path / "x.csv", SPEC)
+
+
+def test_missing_column_is_an_error() -> None:
+    with pytest.raises(ReleaseError, match="lacks column"):
+        table_bytes(frame().drop(columns="flag"), SPEC)
+
+
+def test_manifest_sorted_and_checked(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "z.csv").write_text("1\n")
+    (tmp_path / "a.md").write_text("hello\n")
+    write_manifest(tmp_path)
+    listed = parse_manifest((tmp_path / MANIFEST_NAME).read_text())
+    assert list(listed) == ["a.md", "b/z.csv"]
+    assert check_manifest(tmp_path) == []
+    (tmp_path / "b" / "z.csv").write_text("2\n")
+    (tmp_path / "new.txt").write_text("x\n")
+    (tmp_path / "a.md").unlink()
+    problems = check_manifest(tmp_path)
+    assert any(p.startswith("b/z.csv: sha256 differs") for p in problems)
+    assert any(p.startswith("new.txt: not listed") for p in problems)
+    assert any(p.startswith("a.md: listed") for p in problems)
+
+
+def test_describe_diff_names_line_and_column() -> None:
+    a = b"k,v,w\n1,0.5,x\n2,0.25,y\n"
+    b = b"k,v,w\n1,0.5,x\n2,0.75,y\n"
+    (msg,) = describe_diff("m.csv", a, b)
+    assert "line 3" in msg and "column v" in msg and "'0.25'" in msg and "'0.75'" in msg
+
+
+def test_out_dir_and_gated_dir_rules(tmp_path: Path) -> None:
+    check_out_dir(tmp_path / "new")
+    check_out_dir(tmp_path)  # empty
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ReleaseError, match="not empty"):
+        check_out_dir(tmp_path)
+    with pytest.raises(ReleaseError, match="overlap"):
+        ensure_separate(tmp_path / "rel", tmp_path / "rel" / "gated")
+    with pytest.raises(ReleaseError, match="overlap"):
+        ensure_separate(tmp_path / "gated" / "rel", tmp_path / "gated")
+    ensure_separate(tmp_path / "rel", tmp_path / "gated")
+
+
+def test_gated_code_map_roundtrip_and_mismatch(tmp_path: Path) -> None:
+    products = pd.DataFrame(
+        {"category": ["A"] * 3, "product_code": [10, 11, 12], "is_analog": [True, True, False]}
+    )
+    store = GatedStore(tmp_path / "gated")
+    assert store.load_code_map(products) is None
+    cmap = products.assign(public_code=[2, 1, 3])
+    path = store.save_code_map(cmap)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    back = store.load_code_map(products)
+    assert back.sort_values("product_code")["public_code"].tolist() == [2, 1, 3]
+    other = products.assign(product_code=[10, 11, 13])
+    with pytest.raises(GatedStateError, match="other products"):
+        store.load_code_map(other)
+    bad = GatedStore(tmp_path / "bad")
+    bad.save_code_map(products.assign(public_code=[3, 1, 2]))  # reference inside 1..n_c
+    with pytest.raises(GatedStateError, match="not analogs 1..n_c"):
+        bad.load_code_map(products)
+
+
+def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> None:
+    write_table(tmp_path, frame(), SPEC)
+    (tmp_path / "README.md").write_text("readme\n")
+    doc = build_croissant(
+        tmp_path,
+        name="t",
+        description="d",
+        tables=[SPEC],
+        other_files={"README.md": "r"},
+        data_origin="simulation",
+        version="0",
+    )
+    write_croissant(tmp_path, doc)
+    assert check_croissant(tmp_path, "simulation") == []
+    data = json.loads((tmp_path / "croissant.json").read_text())
+    assert data["conformsTo"] == "http://mlcommons.org/croissant/1.0"
+    assert data["rai:hasSyntheticData"] is True and "SIMULATED" in data["rai:dataCollection"]
+    (rs,) = data["recordSet"]
+    assert [f["name"] for f in rs["field"]] == SPEC.names
+    assert {f["dataType"] for f in rs["field"]} == {
+        "sc:Text",
+        "sc:Integer",
+        "sc:Boolean",
+        "sc:Float",
+    }
+    (tmp_path / "t" / "x.csv").write_text("category,code,flag,value\n")
+    (tmp_path / "t" / "y.csv").write_text("a\n1\n")
+    problems = check_croissant(tmp_path, "simulation")
+    assert any("sha256 of t/x.csv" in p for p in problems)
+    assert any("no recordSet describes t/y.csv" in p for p in problems)

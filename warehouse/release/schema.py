@@ -1,0 +1,359 @@
+"""What a release and a competition export contain: one :class:`TableSpec` per file (columns,
+types, row order, descriptions). The writer, the Croissant metadata, the README and
+``tastebench verify`` all read these specs, so they cannot drift apart (docs/release.md)."""
+
+from __future__ import annotations
+
+from warehouse.release.tables import Column, TableSpec
+
+N_BOOT = 10000
+SEED = 42
+
+PUBLIC_SOURCE = "tastebench_public"
+TB_OOF_DIR = "tastebench_public_oof"
+FIT_OOF_DIR = "oof"
+
+_ORIGIN = Column(
+    "data_origin",
+    "str",
+    "Origin of the rows: simulation (calibrated simulated ratings: not a real result), nectar, "
+    "test_fixture, or tastebench_public (the published TasteBench files).",
+)
+_CATEGORY = Column("category", "str", "Canonical product category.")
+_PUBLIC_CODE = Column(
+    "public_code",
+    "int",
+    "Public product code of this release: per category a cryptographically random permutation "
+    "of the analogs to 1..n_c; references n_c+1, ... Drawn once, stable across releases.",
+)
+
+# --- the release ----------------------------------------------------------------------------------
+PRODUCTS = TableSpec(
+    "benchmark/products.csv",
+    "Benchmark products under public codes with the gold as a within-category rank (no panel "
+    "means, no features).",
+    (
+        _CATEGORY,
+        _PUBLIC_CODE,
+        Column("is_reference", "bool", "Animal reference product (not ranked)."),
+        Column(
+            "true_rank",
+            "float",
+            "Within-category average rank of the panel mean among analogs (1 = least similar to "
+            "the animal target; ties |delta| < 1e-10 share x.5 ranks); empty for references.",
+        ),
+        _ORIGIN,
+    ),
+    ("category", "public_code"),
+)
+
+CATEGORIES = TableSpec(
+    "benchmark/categories.csv",
+    "The benchmark categories: subset (feature S order), hierarchical-BT group, counts.",
+    (
+        _CATEGORY,
+        Column("subset", "str", "meat | nonsweet_dairy | cheese | sweet_dairy."),
+        Column("subset_order", "int", "One-hot position of the subset in feature S."),
+        Column("hbt_group", "str", "Hierarchical BT group (meat, nonsweet_dairy, other_dairy)."),
+        Column("domain", "str", "meat or dairy."),
+        Column("report_year", "int", "NECTAR report year."),
+        Column("n_analogs", "int", "Analogs ranked in the category (n_c)."),
+        Column("n_references", "int", "Animal references of the category."),
+        Column("n_within_category_pairs", "int", "C(n_c, 2)."),
+        _ORIGIN,
+    ),
+    ("category",),
+)
+
+GOLD_PAIRS = TableSpec(
+    "benchmark/gold_pairs.csv",
+    "Every untied within-category analog pair with the higher-rated product, in public codes. "
+    "Which product is listed first was drawn at random (secrets) per pair.",
+    (
+        Column("pair_id", "int", "Row number in (category, public_code_1, public_code_2) order."),
+        _CATEGORY,
+        Column("public_code_1", "int", "First listed product (random side)."),
+        Column("public_code_2", "int", "Second listed product."),
+        Column("public_code_winner", "int", "The product with the higher true_rank."),
+        _ORIGIN,
+    ),
+    ("category", "public_code_1", "public_code_2"),
+)
+
+PANELIST_ROWS = TableSpec(
+    "human_baseline/panelist_block_accuracy.csv",
+    "Leave-one-out accuracy of each panelist within each block (own ratings vs the mean of the "
+    "block's other respondents). No panelist key of any kind; rows sorted by their values.",
+    (
+        _CATEGORY,
+        Column("block_id", "int", "Block within the category (0 = most respondents)."),
+        Column("n_analogs", "int", "Analogs the panelist rated in the block."),
+        Column("n_pairs", "int", "Analog pairs scored."),
+        Column("pairwise_accuracy", "float", "Pairwise accuracy with the 0.5 tie rules."),
+        Column("spearman", "float", "Spearman rho (empty when undefined)."),
+        Column("recall_at_1", "float", "Recall@1."),
+        Column("recall_at_3", "float", "Recall@3."),
+        _ORIGIN,
+    ),
+    (
+        "category",
+        "block_id",
+        "n_analogs",
+        "n_pairs",
+        "pairwise_accuracy",
+        "spearman",
+        "recall_at_1",
+        "recall_at_3",
+    ),
+)
+
+BLOCK_RELIABILITY = TableSpec(
+    "human_baseline/block_reliability.csv",
+    "Per block: ordinal Krippendorff alpha and Kendall's W over the block's analogs.",
+    (
+        _CATEGORY,
+        Column("block_id", "int", "Block within the category."),
+        Column("n_respondents", "int", "Respondents in the block."),
+        Column("n_analogs", "int", "Analogs in the block."),
+        Column("krippendorff_alpha_ordinal", "float", "Ordinal Krippendorff alpha."),
+        Column("kendall_w", "float", "Kendall's W (tie-corrected)."),
+        _ORIGIN,
+    ),
+    ("category", "block_id"),
+)
+
+SPLIT_HALF = TableSpec(
+    "human_baseline/split_half_iterations.csv",
+    "Split-half pairwise agreement per iteration (1,000 iterations), pooled over blocks with "
+    ">= 4 respondents.",
+    (
+        Column("iteration", "int", "Iteration number."),
+        Column("split_half_pairwise_agreement", "float", "Agreement of the two half-panel means."),
+        _ORIGIN,
+    ),
+    ("iteration",),
+)
+
+GROUP_SIZE_CURVE = TableSpec(
+    "human_baseline/group_size_curve.csv",
+    "Accuracy of a k-respondent panel mean against the full panel mean, k = 1..75, within blocks.",
+    (
+        Column("k", "int", "Panel size."),
+        Column("median_accuracy", "float", "Median over iterations."),
+        Column("q025", "float", "2.5th percentile."),
+        Column("q975", "float", "97.5th percentile."),
+        Column("mean_accuracy", "float", "Mean over iterations."),
+        Column("mean_n_pairs", "float", "Mean pairs scored."),
+        Column("n_blocks_capped", "int", "Blocks smaller than k (the whole block is the panel)."),
+        Column("pooling", "str", "within_block (default) or cross_block."),
+        _ORIGIN,
+    ),
+    ("k",),
+)
+
+HUMAN_SUMMARY = TableSpec(
+    "human_baseline/summary.csv",
+    "Headline human-baseline figures, re-derivable from the three files above "
+    "(warehouse.human.summarize_human_baseline).",
+    (
+        Column("metric", "str", "Figure name."),
+        Column("value", "float", "Value."),
+        _ORIGIN,
+    ),
+    ("metric",),
+)
+
+TB_OOF = TableSpec(
+    f"{TB_OOF_DIR}/<model>.csv",
+    "Out-of-fold predictions of one published TasteBench model, KEYED BY THE ORIGINAL TASTEBENCH "
+    "PUBLIC CODES (not this release's public_code): the published file with its product_code "
+    "column renamed.",
+    (
+        _CATEGORY,
+        Column(
+            "tastebench_public_code",
+            "int",
+            "Product code of the original TasteBench public release (its own secret re-keying; "
+            "unrelated to public_code of benchmark/products.csv).",
+        ),
+        Column("true_rank", "float", "Gold: within-category average rank (higher = more similar)."),
+        Column("predicted_score", "float", "The model's out-of-fold score (as published)."),
+    ),
+    ("category", "tastebench_public_code"),
+)
+
+TB_PAIRS = TableSpec(
+    f"{TB_OOF_DIR}/gold_pairs.csv",
+    "The published TasteBench gold pair file (932 untied pairs) in the original TasteBench "
+    "keying; the position audit of the published metrics (policy:slot1_wins) is scored on it.",
+    (
+        Column("pair_id", "int", "Published pair id."),
+        _CATEGORY,
+        Column("tastebench_public_code_1", "int", "First listed product (original keying)."),
+        Column("tastebench_public_code_2", "int", "Second listed product."),
+        Column("tastebench_public_code_winner", "int", "Higher-rated product."),
+    ),
+    ("pair_id",),
+)
+
+FIT_OOF = TableSpec(
+    f"{FIT_OOF_DIR}/<model>.csv",
+    "Out-of-fold predictions of a model fitted by this warehouse, under this release's public "
+    "codes, with the gold as true_rank.",
+    (
+        Column("model_id", "str", "Model id ('<model>:<fit_id>')."),
+        _CATEGORY,
+        _PUBLIC_CODE,
+        Column("true_rank", "float", "Gold (as in benchmark/products.csv)."),
+        Column("predicted_score", "float", "Out-of-fold score."),
+        _ORIGIN,
+    ),
+    ("model_id", "category", "public_code"),
+)
+
+MODEL_METRICS = TableSpec(
+    "metrics/model_metrics.csv",
+    "marts.agg_model_metrics: every model (and trivial policy) x metric with point and 95% CI "
+    f"(main-table BCa, {N_BOOT} replicates, seed {SEED}), re-derivable from the OOF files.",
+    (
+        Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>'."),
+        Column("model_id", "str", "OOF file stem, or 'policy:<name>' for a trivial policy."),
+        Column("metric", "str", "Metric name (BENCHMARK.md section 4)."),
+        Column("scope", "str", "'all' = every within-category pair of the model's products."),
+        Column("point", "float", "Point value."),
+        Column("ci_lo", "float", "Lower 95% bound (empty without an interval)."),
+        Column("ci_hi", "float", "Upper 95% bound."),
+        Column(
+            "ci_method",
+            "str",
+            "bca_main_table | bca_main_table_macro | clopper_pearson | analytical | none.",
+        ),
+        Column("n_products", "int", "Products scored."),
+        Column("n_pairs", "int", "Pairs scored."),
+        Column("is_trivial_policy", "bool", "Trivial-policy row."),
+        Column("chance_value", "float", "The random policy's expectation."),
+        Column("beats_chance", "bool", "CI entirely above chance."),
+        Column("differs_from_chance", "bool", "CI excludes chance on either side."),
+        Column("source", "str", "Source of the predictions."),
+        _ORIGIN,
+    ),
+    ("model_id", "metric", "scope"),
+)
+
+RELEASE_AUDITS = TableSpec(
+    "metrics/release_audits.csv",
+    "Trivial policies on THIS release's gold (benchmark/products.csv, benchmark/gold_pairs.csv): "
+    "random, slot1_wins (position audit) and lower_code_wins (code-leak audit); both audits "
+    "must sit at chance.",
+    (
+        Column("policy", "str", "random | slot1_wins | lower_code_wins."),
+        Column("metric", "str", "Metric name."),
+        Column("point", "float", "Point value."),
+        Column("ci_lo", "float", "Lower 95% bound."),
+        Column("ci_hi", "float", "Upper 95% bound."),
+        Column("ci_method", "str", "analytical | clopper_pearson | bca_main_table | none."),
+        Column("n_products", "int", "Products scored (empty for slot1_wins)."),
+        Column("n_pairs", "int", "Pairs scored."),
+        Column("chance_value", "float", "Chance expectation."),
+        Column("beats_chance", "bool", "CI entirely above chance."),
+        Column("differs_from_chance", "bool", "CI excludes chance."),
+        _ORIGIN,
+    ),
+    ("policy", "metric"),
+)
+
+RELEASE_FIXED_TABLES: tuple[TableSpec, ...] = (
+    PRODUCTS,
+    CATEGORIES,
+    GOLD_PAIRS,
+    PANELIST_ROWS,
+    BLOCK_RELIABILITY,
+    SPLIT_HALF,
+    GROUP_SIZE_CURVE,
+    HUMAN_SUMMARY,
+    TB_PAIRS,
+    MODEL_METRICS,
+    RELEASE_AUDITS,
+)
+
+# --- the competition ------------------------------------------------------------------------------
+NUTRIENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("serving_size_g", "Serving size (g)."),
+    ("calories_kcal", "Calories per serving (kcal)."),
+    ("total_fat_g", "Total fat per serving (g)."),
+    ("saturated_fat_g", "Saturated fat (g)."),
+    ("trans_fat_g", "Trans fat (g)."),
+    ("polyunsaturated_fat_g", "Polyunsaturated fat (g)."),
+    ("monounsaturated_fat_g", "Monounsaturated fat (g)."),
+    ("cholesterol_mg", "Cholesterol (mg)."),
+    ("sodium_mg", "Sodium (mg)."),
+    ("total_carbohydrate_g", "Total carbohydrate (g)."),
+    ("dietary_fiber_g", "Dietary fiber (g)."),
+    ("total_sugars_g", "Total sugars (g)."),
+    ("added_sugars_g", "Added sugars (g)."),
+    ("protein_g", "Protein (g)."),
+    ("vitamin_d_mcg", "Vitamin D (mcg)."),
+    ("calcium_mg", "Calcium (mg)."),
+    ("iron_mg", "Iron (mg)."),
+    ("potassium_mg", "Potassium (mg)."),
+)
+
+COMP_CODE = Column(
+    "public_code",
+    "int",
+    "Competition product code: one cryptographically random permutation of all products "
+    "(rated and decoys, every category) to 1..N.",
+)
+
+COMP_PRODUCTS = TableSpec(
+    "products.csv",
+    "Competition products: rated plant-based analogs interleaved with unrated decoys of the same "
+    "category; label features only, no targets, brand names removed from ingredient lists.",
+    (
+        COMP_CODE,
+        _CATEGORY,
+        Column("ingredient_list", "str", "Label ingredient list (brand names removed)."),
+        *(Column(name, "float", desc) for name, desc in NUTRIENT_COLUMNS),
+    ),
+    ("category", "public_code"),
+)
+
+COMP_PAIRS = TableSpec(
+    "ranking_pairs.csv",
+    "Every within-category pair of competition products; predict which of the two a consumer "
+    "panel rated more similar to the animal target. Sides were drawn at random (secrets).",
+    (
+        Column("pair_id", "int", "Row number in (category, public_code_1, public_code_2) order."),
+        _CATEGORY,
+        Column("public_code_1", "int", "First listed product."),
+        Column("public_code_2", "int", "Second listed product."),
+    ),
+    ("category", "public_code_1", "public_code_2"),
+)
+
+COMP_SAMPLE = TableSpec(
+    "sample_submission.csv",
+    "Submission format: one row per pair_id with the predicted winner (here: always the first "
+    "listed product, which scores at chance).",
+    (
+        Column("pair_id", "int", "Pair id of ranking_pairs.csv."),
+        Column("public_code_winner", "int", "The product predicted to be rated more similar."),
+    ),
+    ("pair_id",),
+)
+
+COMP_SOLUTION = TableSpec(
+    "solution.csv",
+    "GATED. The hidden solution: winner of every scored pair and its leaderboard split.",
+    (
+        Column("pair_id", "int", "Pair id."),
+        _CATEGORY,
+        Column("public_code_1", "int", "First listed product."),
+        Column("public_code_2", "int", "Second listed product."),
+        Column("public_code_winner", "int", "Higher-rated product (empty when Ignored)."),
+        Column("usage", "str", "Public | Private | Ignored (a decoy or a gold tie)."),
+    ),
+    ("pair_id",),
+)
+
+COMPETITION_TABLES: tuple[TableSpec, ...] = (COMP_PRODUCTS, COMP_PAIRS, COMP_SAMPLE)

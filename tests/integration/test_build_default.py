@@ -97,14 +97,38 @@ def test_respondent_ids_never_leave_staging(db) -> None:
     assert leaked.empty, leaked
 
 
-def test_every_mart_is_simulation(db) -> None:
+def test_every_mart_carries_its_data_origin(db) -> None:
+    """Marts built from the NECTAR bundle say 'simulation'; the others name their own source."""
     tables = df(
         db,
         "select table_name from information_schema.tables "
         "where table_schema='marts' and table_type='BASE TABLE'",
     )
+    nectar_marts = {
+        "dim_categories",
+        "dim_products",
+        "fct_panel_means",
+        "fct_within_category_pairs",
+        "fct_within_block_pairs",
+        "dim_blocks",
+        "fct_nutrition_per_100g",
+        "fct_block_products",
+        "fct_block_respondents",
+        "fct_panelist_block_accuracy",
+        "agg_block_reliability",
+        "agg_split_half_reliability",
+        "agg_group_size_curve",
+        "agg_human_baseline",
+    }
+    seen = set()
     for t in tables.table_name:
         cols = df(db, f"describe marts.{t}")["column_name"].tolist()
         assert "data_origin" in cols, t
         origins = set(df(db, f"select distinct data_origin from marts.{t}")["data_origin"])
-        assert origins <= {"simulation", "tastebench_public"}, (t, origins)
+        assert origins and None not in origins, t
+        if t in nectar_marts:
+            assert origins == {"simulation"}, (t, origins)
+            seen.add(t)
+        else:
+            assert origins <= {"tastebench_public", "fartdb", "derived"}, (t, origins)
+    assert seen == nectar_marts

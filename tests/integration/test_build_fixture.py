@@ -3,6 +3,7 @@ fixture, then check staging against the registry pins and the atomic-publish gua
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_build_publishes_one_duckdb_file(built) -> None:
     settings, result = built
     assert result.db_path == settings.db_path and result.db_path.exists()
     assert result.data_origin == "test_fixture"
-    assert [p.name for p in settings.build_dir.glob("*.duckdb")] == ["tastebench.duckdb"]
+    assert [p.name for p in settings.db_path.parent.glob("*.duckdb")] == ["tastebench.duckdb"]
     assert not list(settings.build_dir.glob(".*building*"))
 
 
@@ -159,7 +160,8 @@ def test_every_raw_table_has_lineage_columns(built) -> None:
 
 
 def test_failed_load_keeps_previous_warehouse(built, tmp_path: Path) -> None:
-    settings, _ = built
+    # same published file, own work folder (the shared build's dbt artifacts stay untouched)
+    settings = dataclasses.replace(built[0], build_dir=tmp_path / "work")
     before = settings.db_path.read_bytes()
     bad = tmp_path / "bad"
     shutil.copytree(FIXTURE, bad)
@@ -174,7 +176,7 @@ def test_failed_load_keeps_previous_warehouse(built, tmp_path: Path) -> None:
 
 def test_failed_dbt_test_keeps_previous_warehouse(built, tmp_path: Path) -> None:
     """Loads fine, but a staging relationship test fails: the old file keeps serving."""
-    settings, _ = built
+    settings = dataclasses.replace(built[0], build_dir=tmp_path / "work")
     before = settings.db_path.read_bytes()
     bad = tmp_path / "bad"
     shutil.copytree(FIXTURE, bad)
@@ -186,6 +188,11 @@ def test_failed_dbt_test_keeps_previous_warehouse(built, tmp_path: Path) -> None
     frame.to_csv(manual, index=False)
     with pytest.raises(BuildError, match="relationships_stg_nectar__ratings_product_key"):
         # staging alone is enough to reach the failing test (and keeps this test fast)
-        build(settings, nectar=bad, dbt_args=["--select", "staging"], log=lambda m: None)
+        build(
+            settings,
+            nectar=bad,
+            dbt_args=["--select", "resource_type:seed", "staging"],
+            log=lambda m: None,
+        )
     assert settings.db_path.read_bytes() == before
-    assert [p.name for p in settings.build_dir.glob("*.duckdb")] == ["tastebench.duckdb"]
+    assert [p.name for p in settings.db_path.parent.glob("*.duckdb")] == ["tastebench.duckdb"]

@@ -2,19 +2,10 @@
 
 import great_expectations as gx
 
-from warehouse.quality.contracts import raw_contract
+from warehouse.quality.contracts import product_labels_suite
 
 MODEL = "raw.nectar_product_labels"
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
-    for e in raw_contract("nectar_product_labels.csv"):
-        suite.add_expectation(e)
-    E = gx.expectations
-    for col in ("category", "product_code"):
-        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
-    suite.add_expectation(
-        E.ExpectCompoundColumnsToBeUnique(column_list=["category", "product_code"])
-    )
-    return suite
+    return product_labels_suite("nectar_product_labels.csv", MODEL)

@@ -57,6 +57,23 @@ def raw_contract(file_name: str) -> list:
     ]
 
 
+def product_labels_suite(file_name: str, model: str):
+    """Suite of a product-label file (both label files share the schema): the raw contract plus
+    a non-null, unique (category, product_code) key."""
+    import great_expectations as gx
+
+    suite = gx.ExpectationSuite(name=model)
+    for e in raw_contract(file_name):
+        suite.add_expectation(e)
+    E = gx.expectations
+    for col in ("category", "product_code"):
+        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
+    suite.add_expectation(
+        E.ExpectCompoundColumnsToBeUnique(column_list=["category", "product_code"])
+    )
+    return suite
+
+
 def no_respondent_columns():
     """Marts never carry respondent ids (BENCHMARK.md §7): only staging does."""
     from warehouse.quality.expectations import ExpectTableColumnsToNotContain

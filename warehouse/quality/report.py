@@ -73,7 +73,9 @@ def trend_plots(history: list[dict]) -> list[tuple[str, str]]:
     ax.set_ylabel("expectations passed (%)")
     ax.set_xticks(x, labels, fontsize=7)
     ax2 = ax.twinx()
-    ax2.bar(x, [r.get("n_failed", 0) for r in runs], alpha=0.25, color="#cf222e", width=0.6)
+    failed = [r.get("n_failed", 0) for r in runs]
+    ax2.bar(x, failed, alpha=0.25, color="#cf222e", width=0.6)
+    ax2.set_ylim(0, max([*failed, 1]) * 1.1)  # a count: never a negative axis
     ax2.set_ylabel("failed expectations")
     ax.set_title("Pass rate per run (green: run passed, red: run failed)")
     out.append(("Pass rate across runs", _png(fig)))

@@ -407,7 +407,11 @@ def registry_verify(
 def train_molecular(
     grid: Annotated[bool, typer.Option("--grid", help="Run the 12-configuration grid.")] = False,
     config: Annotated[
-        str, typer.Option(help="'best': only the published best configuration.")
+        str,
+        typer.Option(
+            help="'best' (the published best: depth 5, dropout 0.2, no weighting) or one grid "
+            "configuration by name, e.g. depth5_dropout0.2_sqrt-inverse."
+        ),
     ] = "best",
     state_dir: Annotated[
         Path | None, typer.Option(help="Fit registry folder (default <build>/fits/dmpnn).")
@@ -422,11 +426,16 @@ def train_molecular(
     from warehouse.molecular_marts import dmpnn_state_dir
     from warehouse.train import train_molecular as run
 
-    if not grid and config != "best":
-        raise WarehouseError(f"unknown --config {config!r}. Fix: use --config best or --grid.")
     settings = load_settings()
     target = state_dir or dmpnn_state_dir()
-    result = run(settings, grid=grid, state_dir=target, max_epochs=max_epochs, subset=subset)
+    result = run(
+        settings,
+        grid=grid,
+        config=config,
+        state_dir=target,
+        max_epochs=max_epochs,
+        subset=subset,
+    )
     best = result.best
     _console().print(
         f"registered in {target}: best {best['name']} (val macro-F1 {best['val_macro_f1']:.3f}, "

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from warehouse.errors import WarehouseError
 from warehouse.molecular import (
     LABEL_COLUMN,
     RDKIT_VERSION,
@@ -48,15 +49,22 @@ def dmpnn_state_dir() -> Path:
     return Path(os.environ.get("TASTEBENCH_DMPNN_DIR") or fits_dir() / "dmpnn")
 
 
+def _split_rows(molecules: pd.DataFrame, split: str) -> pd.DataFrame:
+    """One split of stg_fartdb__molecules in split-file order (``file_row_number``), the order
+    every fit's per-split arrays follow."""
+    return molecules[molecules["split"] == split].sort_values("file_row_number", kind="stable")
+
+
 def split_frames(molecules: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """stg_fartdb__molecules -> per split, in the library's column names (SMILES + class only;
-    ``original_labels`` never reaches a model)."""
+    ``original_labels`` never reaches a model), in split-file order."""
     out = {}
     for split in SPLITS:
-        part = molecules[molecules["split"] == split].sort_values("file_row_id")
+        part = _split_rows(molecules, split)
         out[split] = pd.DataFrame(
             {
                 "molecule_row_key": part["molecule_row_key"].to_numpy(),
+                "file_row_number": part["file_row_number"].to_numpy(),
                 SMILES_COLUMN: part["canonical_smiles"].to_numpy(),
                 LABEL_COLUMN: part["taste_class"].to_numpy(),
             }
@@ -94,6 +102,8 @@ def registered_dmpnn_fits(state_dir: Path | None = None) -> list[FitResult]:
         return []
     fits = []
     for name, rec in sorted(json.loads(reg.read_text()).get("fits", {}).items()):
+        if rec.get("subset") is not None:
+            continue  # a --subset smoke fit predicts a sample, not the splits: never scored
         out = state / name
         ckpt = out / CHECKPOINT_NAME
         if ckpt.exists() and sha256_file(ckpt) == rec["fit_id"] and (out / "fit.json").exists():
@@ -131,16 +141,48 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     return h.hexdigest()
 
 
-def train_and_register(molecules: pd.DataFrame) -> pd.DataFrame:
+def fingerprint_lookup(featurized: pd.DataFrame):
+    """Morgan bit matrices rebuilt from ``int_molecules_featurized.morgan_on_bits`` (computed
+    once per build), keyed by canonical SMILES: the same ``uint8`` matrix
+    :func:`~warehouse.molecular.featurize.fingerprint_matrix` computes from those SMILES."""
+    from warehouse.molecular.featurize import MORGAN_BITS
+
+    index = dict(zip(featurized["canonical_smiles"], featurized["morgan_on_bits"], strict=True))
+
+    def lookup(smiles: list[str]) -> np.ndarray:
+        missing = [s for s in smiles if s not in index]
+        if missing:
+            raise WarehouseError(
+                f"{len(missing)} SMILES (first {missing[0]!r}) are not in "
+                "int_molecules_featurized. Fix: rebuild it from the same stg_fartdb__molecules."
+            )
+        X = np.zeros((len(smiles), MORGAN_BITS), dtype=np.uint8)
+        for i, s in enumerate(smiles):
+            X[i, np.asarray(index[s], dtype=np.int64)] = 1
+        return X
+
+    return lookup
+
+
+def train_and_register(
+    molecules: pd.DataFrame, featurized: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Train the fingerprint baselines (or reuse the fits already stored for exactly this data and
     configuration), write their artifacts, add registered D-MPNN fits; one row per fit
-    (``dim_ml_fits``)."""
+    (``dim_ml_fits``). ``featurized`` (``int_molecules_featurized``) supplies the Morgan bits so
+    they are not computed twice in a build."""
     frames = split_frames(molecules)
     root = fits_dir()
     index = root / "fingerprint" / f"{_training_key(frames)}.json"
     rows = json.loads(index.read_text()) if index.exists() else None
     if rows is None or not all((root / r["fit_id"] / "predictions.npz").exists() for r in rows):
-        fits = train_fingerprint_models(frames["train"], frames["val"], frames["test"], seed=42)
+        fits = train_fingerprint_models(
+            frames["train"],
+            frames["val"],
+            frames["test"],
+            seed=42,
+            fingerprints=None if featurized is None else fingerprint_lookup(featurized),
+        )
         rows = []
         for fit in fits.values():
             path = _save_fit(fit, root)
@@ -178,12 +220,44 @@ def _fit_row(fit: FitResult, family: str, artifact: Path | None) -> dict:
     }
 
 
-def _proba_for(fit_row: pd.Series) -> dict[str, np.ndarray]:
-    if fit_row["family"] == "dmpnn":
-        arrays = np.load(Path(fit_row["artifact_path"]).parent / "predictions.npz")
-    else:
+def _proba_for(fit_row: pd.Series, frames: dict[str, pd.DataFrame]) -> dict[str, np.ndarray]:
+    """Per-split probabilities of one fit, row-aligned with ``split_frames``.
+
+    Fingerprint fits are trained from ``split_frames`` itself. A D-MPNN fit is trained outside
+    the build, so its ``predictions.npz`` records each prediction's split-file row
+    (``rows_<split>``) and is re-ordered by it; predictions that do not cover exactly the split's
+    rows are an error, never a silent misalignment. (Fits written before ``rows_<split>`` existed
+    are accepted only when their stored gold classes match the split row for row.)
+    """
+    if fit_row["family"] != "dmpnn":
         arrays = np.load(fits_dir() / fit_row["fit_id"] / "predictions.npz")
-    return {s: arrays[f"proba_{s}"] for s in SPLITS}
+        return {s: arrays[f"proba_{s}"] for s in SPLITS}
+    path = Path(fit_row["artifact_path"]).parent / "predictions.npz"
+    arrays = np.load(path)
+    out = {}
+    for s in SPLITS:
+        frame = frames[s]
+        proba = arrays[f"proba_{s}"]
+        if f"rows_{s}" in arrays:
+            rows = pd.Index(arrays[f"rows_{s}"])
+            pos = rows.get_indexer(frame["file_row_number"].to_numpy())
+            if len(rows) != len(frame) or not rows.is_unique or (pos < 0).any():
+                raise WarehouseError(
+                    f"{path}: {fit_row['model_name']} has {len(rows)} {s} predictions that do not "
+                    f"cover the {len(frame)} rows of the {s} split. Fix: retrain it on the pinned "
+                    "splits without --subset (`tastebench train molecular`)."
+                )
+            out[s] = proba[pos]
+        else:
+            gold = np.array([TASTE_CLASSES.index(c) for c in frame[LABEL_COLUMN]])
+            if not np.array_equal(arrays[f"codes_{s}"], gold):
+                raise WarehouseError(
+                    f"{path}: the {s} predictions of {fit_row['model_name']} do not line up with "
+                    "stg_fartdb__molecules (no rows_<split> recorded and the gold classes differ "
+                    "row by row). Fix: retrain it (`tastebench train molecular`)."
+                )
+            out[s] = proba
+    return out
 
 
 def predictions(molecules: pd.DataFrame, fits: pd.DataFrame, split: str = "test") -> pd.DataFrame:
@@ -193,9 +267,9 @@ def predictions(molecules: pd.DataFrame, fits: pd.DataFrame, split: str = "test"
     part = frames[split]
     parts = []
     for _, row in fits.iterrows():
-        proba = _proba_for(row)[split]
+        proba = _proba_for(row, frames)[split]
         parts.append(_prediction_frame(part, row["fit_id"], row["model_name"], proba, False))
-    labels = molecules[molecules["split"] == split].sort_values("file_row_id")["original_labels"]
+    labels = _split_rows(molecules, split)["original_labels"]
     audit = keyword_leakage_baseline(labels.fillna("").tolist())
     onehot = np.eye(len(TASTE_CLASSES))[[TASTE_CLASSES.index(c) for c in audit]]
     parts.append(_prediction_frame(part, LEAKAGE_AUDIT, LEAKAGE_AUDIT, onehot, True))

@@ -16,6 +16,7 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
     """
     from warehouse.molecular.featurize import InvalidSmilesError, canonical_smiles
 
+    raw = raw.sort_values(["split", "_file_row"], kind="stable").reset_index(drop=True)
     canonical, differs = [], []
     for i, smi in enumerate(raw["Canonicalized SMILES"].tolist()):
         try:
@@ -26,7 +27,7 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
                 str(row["_source_file"]),
                 f"RDKit cannot parse SMILES {smi!r} ({exc})",
                 "correct or remove the molecule upstream and re-pin the file",
-                row=int(raw.iloc[: i + 1]["split"].eq(row["split"]).sum()),
+                row=int(row["_file_row"]),
                 column="Canonicalized SMILES",
             ) from exc
         canonical.append(c)
@@ -36,6 +37,7 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
             "molecule_row_key": raw["split"] + ":" + raw["file_row_id"].astype(str),
             "split": raw["split"],
             "file_row_id": raw["file_row_id"].astype("int64"),
+            "file_row_number": raw["_file_row"].astype("int64"),
             "smiles_file": raw["Canonicalized SMILES"],
             "standardized_smiles": raw["Standardized SMILES"],
             "canonical_smiles": canonical,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from warehouse.config import Settings
+from warehouse.errors import WarehouseError
 from warehouse.molecular import DMPNNConfig, grid_configs, run_grid
 from warehouse.sources.public import read_fartdb
 
@@ -18,27 +19,45 @@ BEST = DMPNNConfig(depth=5, dropout=0.2, class_weighting="none")
 
 
 def fartdb_frames(settings: Settings) -> tuple:
-    """The three official splits, read and verified through the registry."""
+    """The three official splits, read and verified through the registry, in file order (each
+    row keeps ``_file_row``, which ``train_dmpnn`` records next to its predictions)."""
     (table,) = read_fartdb(settings)
     frame = table.frame
     return tuple(
-        frame[frame["split"] == s].reset_index(drop=True) for s in ("train", "val", "test")
+        frame[frame["split"] == s].sort_values("_file_row").reset_index(drop=True)
+        for s in ("train", "val", "test")
     )
+
+
+def config_named(name: str) -> DMPNNConfig:
+    """``best`` (the published best) or one grid configuration by name, e.g.
+    ``depth5_dropout0.2_sqrt-inverse``; anything else is an error that lists the names."""
+    if name == "best":
+        return BEST
+    by_name = {c.name: c for c in grid_configs()}
+    if name not in by_name:
+        raise WarehouseError(
+            f"unknown --config {name!r}. Fix: use --config best, one of "
+            f"{', '.join(by_name)}, or --grid."
+        )
+    return by_name[name]
 
 
 def train_molecular(
     settings: Settings,
     *,
     grid: bool,
+    config: str = "best",
     state_dir: Path,
     max_epochs: int = 50,
     patience: int = 10,
     subset: int | None = None,
 ):
-    """Run the 12-configuration grid (``grid=True``) or only the published best configuration
-    (depth 5, dropout 0.2, no class weighting). Resumes: finished configurations are skipped."""
+    """Run the 12-configuration grid (``grid=True``) or one configuration (``config``: ``best`` =
+    depth 5, dropout 0.2, no class weighting, or a grid name). Resumes: finished configurations
+    are skipped."""
+    configs = grid_configs() if grid else [config_named(config)]
     train, val, test = fartdb_frames(settings)
-    configs = grid_configs() if grid else [BEST]
     return run_grid(
         train,
         val,

@@ -49,6 +49,28 @@ def test_test_split_metrics_with_cis(con) -> None:
     assert len(audit) == 1 and 0.85 <= audit.estimate.iloc[0] <= 0.91
 
 
+def test_marts_score_every_fit_as_its_registry_does(con) -> None:
+    """Predictions in the marts are aligned with the molecules: each fit's test accuracy
+    recomputed from fct_molecular_predictions equals the one recorded when it was fitted."""
+    rows = con.execute(
+        "select f.model_name, f.test_accuracy, avg((p.predicted_class = p.true_class)::int) "
+        "from marts.dim_ml_fits f join marts.fct_molecular_predictions p using (fit_id) "
+        "group by all"
+    ).fetchall()
+    assert {r[0] for r in rows} >= {"lightgbm", "random_forest"}
+    for _name, recorded, from_marts in rows:
+        assert from_marts == pytest.approx(recorded, abs=1e-12)
+
+
+def test_staged_molecules_keep_split_file_order(con) -> None:
+    per_split = con.execute(
+        "select split, count(*), min(file_row_number), max(file_row_number), "
+        "count(distinct file_row_number) from staging.stg_fartdb__molecules group by 1"
+    ).fetchall()
+    for _split, n, lo, hi, distinct in per_split:
+        assert (lo, hi, distinct) == (1, n, n)
+
+
 def test_umami_has_honest_wide_cis(con) -> None:
     pc = con.execute(
         "select * from marts.agg_molecular_metrics_per_class where taste_class = 'umami' "

@@ -84,6 +84,12 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, tmp_path):
         embed_dmpnn(ckpt, ["CCO", "C1CC"])
     table = dmpnn_embedding(ckpt, smiles).table()
     assert table["fit_hash"].eq(fit.fit_id).all() and table["dim"].eq(300).all()
+    arrays = np.load(tmp_path / "fit" / "predictions.npz")
+    for split, n in (("train", 200), ("val", 50), ("test", 50)):
+        rows = arrays[f"rows_{split}"]  # 1-based file rows of the sampled molecules, in order
+        assert len(rows) == n and (np.diff(rows) > 0).all()
+        gold = fart[split]["Canonicalized Taste"].to_numpy()[rows - 1]
+        assert gold.tolist() == fit.y_true[split].tolist()
     again = load_dmpnn_fit(tmp_path / "fit")
     assert again.fit_id == fit.fit_id
     np.testing.assert_array_equal(again.proba["test"], fit.proba["test"])

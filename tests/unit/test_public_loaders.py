@@ -30,6 +30,18 @@ def test_fartdb_counts_and_classes(settings) -> None:
     assert test_counts["umami"] == 6
 
 
+def test_fartdb_rows_keep_their_file_position(settings, data_mirror: Path) -> None:
+    (table,) = public.read_fartdb(settings)
+    frame = table.frame
+    for split in ("train", "val", "test"):
+        part = frame[frame.split == split]
+        on_disk = pd.read_csv(data_mirror / "fartdb" / f"fart_{split}.csv")
+        assert part["_file_row"].tolist() == list(range(1, len(on_disk) + 1))
+        assert part["file_row_id"].tolist() == on_disk["Unnamed: 0"].tolist()
+    # the file's own index is not file order in val/test: it cannot order predictions
+    assert not frame[frame.split == "val"]["file_row_id"].is_monotonic_increasing
+
+
 def test_fartdb_unknown_class_label(data_mirror: Path, tmp_path: Path) -> None:
     for split in ("train", "val", "test"):
         d = registry.get(f"fartdb_{split}")

@@ -37,7 +37,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from warehouse.molecular.baselines import SPLITS, FitResult, SplitData, data_hash, split_data
+from warehouse.molecular.baselines import (
+    SPLITS,
+    FitResult,
+    SplitData,
+    data_hash,
+    split_data,
+)
 from warehouse.molecular.embeddings import Embedding
 from warehouse.molecular.featurize import featurize, parse_smiles
 from warehouse.molecular.labels import (
@@ -45,6 +51,7 @@ from warehouse.molecular.labels import (
     SMILES_COLUMN,
     TASTE_CLASSES,
     labels_from_codes,
+    to_pandas,
 )
 
 Weighting = Literal["none", "inverse", "sqrt-inverse"]
@@ -52,6 +59,7 @@ WEIGHTINGS: tuple[str, ...] = ("none", "inverse", "sqrt-inverse")
 CHECKPOINT_NAME = "model.pt"
 DONE_MARKER = "DONE"
 REGISTRY_NAME = "fits.json"
+FILE_ROW_COLUMN = "_file_row"
 
 
 @dataclass(frozen=True)
@@ -140,16 +148,26 @@ def _torch_runtime(num_threads: int):
             lg.setLevel(lvl)
 
 
-def _subset(data: SplitData, n: int | None, seed: int) -> SplitData:
-    """Seeded sample of n rows that keeps one molecule of every class present (when n >= 5)."""
+def _subset(data: SplitData, n: int | None, seed: int) -> tuple[SplitData, np.ndarray]:
+    """Seeded sample of n rows that keeps one molecule of every class present (when n >= 5),
+    and the sampled positions (all positions when no sample is drawn)."""
     if n is None or n >= len(data.smiles):
-        return data
+        return data, np.arange(len(data.smiles))
     rng = np.random.default_rng(seed)
     first = [rng.choice(np.flatnonzero(data.codes == k)) for k in np.unique(data.codes)]
     first = first[:n]
     rest = np.setdiff1d(np.arange(len(data.smiles)), first)
     idx = np.sort(np.concatenate([first, rng.choice(rest, size=n - len(first), replace=False)]))
-    return SplitData([data.smiles[i] for i in idx], data.codes[idx], data.smiles_column)
+    return SplitData([data.smiles[i] for i in idx], data.codes[idx], data.smiles_column), idx
+
+
+def _file_rows(df, row_col: str) -> np.ndarray:
+    """The split file's 1-based data row of every molecule: ``row_col`` when the frame has it
+    (``read_fartdb`` adds ``_file_row``), else the frame's own order."""
+    df = to_pandas(df)
+    if row_col in df.columns:
+        return df[row_col].to_numpy(dtype=np.int64)
+    return np.arange(1, len(df) + 1, dtype=np.int64)
 
 
 def _dataset(smiles: Sequence[str], codes: np.ndarray | None, weights: np.ndarray | None):
@@ -239,12 +257,15 @@ def train_dmpnn(
     accelerator: str = "cpu",
     smiles_col: str = SMILES_COLUMN,
     label_col: str = LABEL_COLUMN,
+    row_col: str = FILE_ROW_COLUMN,
 ) -> FitResult:
     """Train one D-MPNN; save ``out_dir/model.pt`` (chemprop ``save_model`` format).
 
     ``subset`` (int, or one int per split) trains on a seeded random sample of each split, for
     smoke tests. ``fit_id`` = sha256 of the saved checkpoint file. Also writes
-    ``predictions.npz`` (per-split probabilities and gold codes) and ``fit.json``.
+    ``predictions.npz`` (per split: probabilities, gold codes and ``rows_<split>``, the split
+    file's 1-based data row of each prediction, from ``row_col`` or else the frame's order, so the
+    build can line predictions up with ``stg_fartdb__molecules.file_row_number``) and ``fit.json``.
     ``num_threads`` caps torch CPU threads (at most 2); ``accelerator`` is passed to lightning.
     Cost: one full-train epoch (10,517 + 2,254 validation molecules) took about 400 s on the
     shared 2-core CPU machine, so the 12 x 50-epoch grid is a job for a GPU.
@@ -258,10 +279,10 @@ def train_dmpnn(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sizes = (subset,) * 3 if isinstance(subset, int) or subset is None else tuple(subset)
-    data = {
-        s: _subset(split_data(df, smiles_col, label_col), n, seed)
-        for s, df, n in zip(SPLITS, (train_df, val_df, test_df), sizes, strict=True)
-    }
+    data, rows = {}, {}
+    for s, df, n in zip(SPLITS, (train_df, val_df, test_df), sizes, strict=True):
+        data[s], idx = _subset(split_data(df, smiles_col, label_col), n, seed)
+        rows[s] = _file_rows(df, row_col)[idx]
     weights_by_class = class_weights(data["train"].codes, config.class_weighting)
     t0 = time.perf_counter()
     with _torch_runtime(num_threads):
@@ -341,6 +362,7 @@ def train_dmpnn(
         out / "predictions.npz",
         **{f"proba_{s}": proba[s] for s in SPLITS},
         **{f"codes_{s}": data[s].codes for s in SPLITS},
+        **{f"rows_{s}": rows[s] for s in SPLITS},
     )
     (out / "fit.json").write_text(
         json.dumps(

@@ -10,6 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from warehouse.config import Settings
@@ -55,6 +56,9 @@ def read_fartdb(settings: Settings) -> list[RawTable]:
         key = f"fartdb_{split}"
         path, frame = _read(key, settings, dtype={"Canonicalized Taste": str})
         frame = frame.rename(columns={"Unnamed: 0": "file_row_id"})
+        # 1-based data row in the split file (header excluded): the order models are trained and
+        # scored in. ``file_row_id`` is an index into the unsplit FART table, not file order.
+        frame["_file_row"] = np.arange(1, len(frame) + 1, dtype=np.int64)
         labels = frame["Canonicalized Taste"]
         unknown = ~labels.isin(TASTE_CLASSES)
         if unknown.any():

@@ -1,0 +1,105 @@
+"""D-MPNN predictions line up with stg_fartdb__molecules by split-file row (issue #5 bug).
+
+FartDB's unnamed index (``file_row_id``) indexes the unsplit FART table: it is not the order of
+rows in the val/test files. Predictions written by ``tastebench train molecular`` follow file
+order and record each row's file position; the marts must re-order by it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from warehouse.errors import WarehouseError
+from warehouse.molecular import TASTE_CLASSES
+from warehouse.molecular_marts import predictions, split_frames
+
+
+def _molecules(n: int = 12, seed: int = 0) -> pd.DataFrame:
+    """A stg_fartdb__molecules-shaped test split whose file_row_id is shuffled against file
+    order (as in the real val/test files)."""
+    rng = np.random.default_rng(seed)
+    classes = [TASTE_CLASSES[i % 5] for i in range(n)]
+    row_id = rng.permutation(n) * 7
+    return pd.DataFrame(
+        {
+            "molecule_row_key": [f"test:{i}" for i in row_id],
+            "split": "test",
+            "file_row_id": row_id,
+            "file_row_number": np.arange(1, n + 1),
+            "canonical_smiles": ["C" * (i + 1) for i in range(n)],
+            "taste_class": classes,
+            "original_labels": classes,
+        }
+    )
+
+
+def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pd.DataFrame:
+    """A registered D-MPNN whose file-order predictions are exactly the gold classes."""
+    gold = np.array([TASTE_CLASSES.index(c) for c in molecules["taste_class"]])
+    order = np.arange(len(gold)) if rows is None else np.asarray(rows) - 1
+    arrays = {}
+    for s in ("train", "val", "test"):
+        arrays[f"proba_{s}"] = np.eye(5)[gold[order]]
+        arrays[f"codes_{s}"] = gold[order]
+        if with_rows:
+            arrays[f"rows_{s}"] = order + 1
+    np.savez(tmp_path / "predictions.npz", **arrays)
+    return pd.DataFrame(
+        [
+            {
+                "fit_id": "f" * 64,
+                "model_name": "dmpnn_x",
+                "family": "dmpnn",
+                "artifact_path": str(tmp_path / "model.pt"),
+            }
+        ]
+    )
+
+
+def _scored(molecules, fits) -> pd.DataFrame:
+    preds = predictions(
+        pd.concat([molecules.assign(split=s) for s in ("train", "val")] + [molecules]), fits
+    )
+    return preds[~preds.is_audit]
+
+
+def test_split_frames_follow_file_order_not_file_row_id():
+    mol = _molecules()
+    shuffled = mol.sample(frac=1.0, random_state=3)
+    frame = split_frames(shuffled)["test"]
+    assert frame["file_row_number"].tolist() == list(range(1, 13))
+    assert not mol["file_row_id"].is_monotonic_increasing  # the trap the order must avoid
+
+
+def test_dmpnn_predictions_are_aligned_by_file_row(tmp_path):
+    mol = _molecules()
+    preds = _scored(mol, _dmpnn_fit(tmp_path, mol))
+    assert (preds.predicted_class == preds.true_class).all()
+    keyed = preds.set_index("molecule_row_key")["canonical_smiles"]
+    assert keyed.to_dict() == mol.set_index("molecule_row_key")["canonical_smiles"].to_dict()
+
+
+def test_dmpnn_predictions_in_any_recorded_order_are_realigned(tmp_path):
+    mol = _molecules()
+    rows = np.random.default_rng(1).permutation(len(mol)) + 1
+    preds = _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows))
+    assert (preds.predicted_class == preds.true_class).all()
+
+
+def test_dmpnn_predictions_on_a_subset_are_refused(tmp_path):
+    mol = _molecules()
+    fits = _dmpnn_fit(tmp_path, mol, rows=np.arange(1, 11))
+    with pytest.raises(
+        WarehouseError, match=r"has 10 \w+ predictions .* 12 rows.*without --subset"
+    ):
+        _scored(mol, fits)
+
+
+def test_legacy_predictions_without_rows_must_match_gold_row_by_row(tmp_path):
+    mol = _molecules()
+    _scored(mol, _dmpnn_fit(tmp_path, mol, with_rows=False))  # file order: accepted
+    shifted = _dmpnn_fit(tmp_path, mol, rows=np.roll(np.arange(1, 13), 1), with_rows=False)
+    with pytest.raises(WarehouseError, match="do not line up.*retrain"):
+        _scored(mol, shifted)

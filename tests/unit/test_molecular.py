@@ -193,6 +193,29 @@ def test_lightgbm_is_bitwise_reproducible_on_a_subset(fart):
         assert pa.tobytes() == pb.tobytes()
 
 
+def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
+    """dim_ml_fits reuses int_molecules_featurized's Morgan bits instead of featurizing again:
+    the matrix, and so the LightGBM fit, must be bitwise the same."""
+    from warehouse.errors import WarehouseError
+    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+
+    parts = [
+        p.assign(**{SMILES_COLUMN: featurize(p[SMILES_COLUMN].tolist()).canonical_smiles})
+        for p in _small(fart, (800, 200, 200))
+    ]
+    smiles = pd.concat(parts)[SMILES_COLUMN].tolist()
+    sources = pd.DataFrame({"canonical_smiles": sorted(set(smiles)), "in_fartdb": True})
+    lookup = fingerprint_lookup(featurized_molecules(smiles, sources))
+    X, _ = fingerprint_matrix(parts[2][SMILES_COLUMN].tolist())
+    assert lookup(parts[2][SMILES_COLUMN].tolist()).tobytes() == X.tobytes()
+    a = train_fingerprint_models(*parts, models=["lightgbm"])["lightgbm"]
+    b = train_fingerprint_models(*parts, models=["lightgbm"], fingerprints=lookup)["lightgbm"]
+    assert a.fit_id == b.fit_id
+    assert all(a.proba[s].tobytes() == b.proba[s].tobytes() for s in ("train", "val", "test"))
+    with pytest.raises(WarehouseError, match="not in int_molecules_featurized"):
+        lookup(["C1=CC=CC=C1N"])
+
+
 def test_random_forest_runs_with_balanced_weights(fart):
     fits = train_fingerprint_models(
         *_small(fart, (600, 100, 100)), models=["random_forest"], rf_estimators=20

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from warehouse.molecular.featurize import FINGERPRINT_SPEC, RDKIT_VERSION, fingerprint_matrix
+from warehouse.molecular.featurize import (
+    FINGERPRINT_COLUMNS,
+    FINGERPRINT_SPEC,
+    RDKIT_VERSION,
+    fingerprint_matrix,
+)
 from warehouse.molecular.labels import (
     FORBIDDEN_FEATURE_COLUMNS,
     LABEL_COLUMN,
@@ -178,6 +183,7 @@ def train_fingerprint_models(
     rf_estimators: int = 300,
     smiles_col: str = SMILES_COLUMN,
     label_col: str = LABEL_COLUMN,
+    fingerprints: Callable[[list[str]], np.ndarray] | None = None,
 ) -> dict[str, FitResult]:
     """Train the fingerprint baselines on the official splits; returns name -> FitResult.
 
@@ -191,6 +197,10 @@ def train_fingerprint_models(
     descriptors when ``descriptors=True``), nothing else. ``fit_id`` = sha256 of the model
     configuration, the feature specification and the hashes of the train and validation
     (early stopping) data.
+
+    ``fingerprints`` (optional) maps a list of SMILES to their Morgan bit matrix
+    (:data:`FINGERPRINT_SPEC`, ``uint8``), e.g. a lookup into fingerprints computed once
+    upstream (``int_molecules_featurized``); without it the SMILES are featurized here.
     """
     unknown = set(models) - set(FINGERPRINT_MODELS)
     if unknown:
@@ -201,8 +211,15 @@ def train_fingerprint_models(
     }
     t0 = time.perf_counter()
     X, feature_names = {}, []
+    if fingerprints is not None and descriptors:
+        raise ValueError("precomputed fingerprints carry no descriptors; drop one of the two")
     for s in SPLITS:
-        X[s], feature_names = fingerprint_matrix(data[s].smiles, descriptors=descriptors)
+        if fingerprints is None:
+            X[s], feature_names = fingerprint_matrix(data[s].smiles, descriptors=descriptors)
+        else:
+            X[s], feature_names = fingerprints(data[s].smiles), list(FINGERPRINT_COLUMNS)
+            if X[s].shape != (len(data[s].smiles), len(FINGERPRINT_COLUMNS)):
+                raise ValueError(f"fingerprints returned shape {X[s].shape} for split {s}")
     featurize_s = time.perf_counter() - t0
     input_columns = [data["train"].smiles_column]
     assert_no_leaky_inputs(input_columns, feature_names)

@@ -6,4 +6,7 @@ from warehouse import molecular_marts
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return molecular_marts.train_and_register(dbt.ref("stg_fartdb__molecules").df())
+    return molecular_marts.train_and_register(
+        dbt.ref("stg_fartdb__molecules").df(),
+        dbt.ref("int_molecules_featurized").df()[["canonical_smiles", "morgan_on_bits"]],
+    )

@@ -74,6 +74,29 @@ def product_labels_suite(file_name: str, model: str):
     return suite
 
 
+def respondents_per_block(con) -> dict:
+    """Suite parameters of the one-row-per-panelist-and-block marts: the expected row count of
+    each (category, block) is that block's respondent count in ``marts.dim_blocks``."""
+    rows = con.sql("select category, block_id, n_respondents from marts.dim_blocks").fetchall()
+    return {"respondents_per_block": {f"{c}:{b}": int(n) for c, b, n in rows}}
+
+
+def one_row_per_panelist_and_block():
+    """Expectations of a mart keyed by panelist and block (uses :func:`respondents_per_block`):
+    a unique ``panelist_block_key`` and as many rows per block as the block has respondents."""
+    import great_expectations as gx
+
+    from warehouse.quality.expectations import ExpectGroupRowCountsToEqual
+
+    return [
+        gx.expectations.ExpectColumnValuesToBeUnique(column="panelist_block_key"),
+        ExpectGroupRowCountsToEqual(
+            group_by=["category", "block_id"],
+            expected_counts={"$PARAMETER": "respondents_per_block"},
+        ),
+    ]
+
+
 def no_respondent_columns():
     """Marts never carry respondent ids (BENCHMARK.md §7): only staging does."""
     from warehouse.quality.expectations import ExpectTableColumnsToNotContain

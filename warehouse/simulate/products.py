@@ -298,6 +298,14 @@ def _servings(rng: np.random.Generator, base: str, serving: float | None) -> flo
     return float(max(1.0, round(2.0 * package / serving) / 2.0))
 
 
+def _image_source(row: pd.Series, public: PublicInputs) -> Path | None:
+    """The public competition photo of the product row this simulated product borrows, if any."""
+    image = row.get("image_path")
+    if isinstance(image, str) and image:
+        return public.images_dir / Path(image).relative_to("images")
+    return None
+
+
 def build_products(cats: list[Category], public: PublicInputs, seed: int) -> list[Product]:
     """One product record per analog and reference of every category, sorted by key."""
     rng = stream(seed, "products")
@@ -327,10 +335,6 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
             serving = row.get("Serving Size (g)")
             serving = None if pd.isna(serving) else float(serving)
             cleaned = clean_ingredient_list(raw)
-            image = row.get("image_path")
-            image_src = None
-            if isinstance(image, str) and image:
-                image_src = public.images_dir / Path(image).relative_to("images")
             out.append(
                 Product(
                     category=cat.name,
@@ -349,7 +353,7 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
                     has_meat=False,
                     has_dairy=cat.subset == "meat" and mentions_dairy(raw),
                     product_type=f"plant-based {noun}",
-                    image_source=image_src,
+                    image_source=_image_source(row, public),
                     branded_text=branded,
                     source_row=int(order[i]),
                     label_items=label_items(raw),
@@ -359,10 +363,6 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
         for j, code in enumerate(cat.reference_codes):
             serving, raw, values = REFERENCE_TEMPLATES[cat.base][j]
             row = pub.iloc[int(order[len(cat.analog_codes) + j])]
-            image = row.get("image_path")
-            image_src = None
-            if isinstance(image, str) and image:
-                image_src = public.images_dir / Path(image).relative_to("images")
             brand = animal_brands[int(rng.integers(len(animal_brands)))]
             cleaned = clean_ingredient_list(raw)
             out.append(
@@ -386,7 +386,7 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
                     has_meat=cat.subset == "meat",
                     has_dairy=cat.subset != "meat" or mentions_dairy(raw),
                     product_type=f"animal {noun}",
-                    image_source=image_src,
+                    image_source=_image_source(row, public),
                     source_row=None,
                     label_items=label_items(raw),
                     manual_items=manual_label_items(cleaned),

@@ -35,6 +35,7 @@ from warehouse.molecular.baselines import SPLITS, FitResult
 from warehouse.molecular.dmpnn import CHECKPOINT_NAME, REGISTRY_NAME, sha256_file
 
 LEAKAGE_AUDIT = "keyword_leakage_audit"
+FIT_ROW_SCHEMA = 2  # bump when _fit_row's columns change: cached fingerprint rows are rebuilt
 
 
 def fits_dir() -> Path:
@@ -111,6 +112,14 @@ def registered_dmpnn_fits(state_dir: Path | None = None) -> list[FitResult]:
     return fits
 
 
+def selected_dmpnn(fits: list[FitResult]) -> FitResult | None:
+    """The D-MPNN the warehouse uses as its learned encoder: the registered fit with the highest
+    validation macro-F1 (the grid's selection rule); ties go to the first name in sort order."""
+    if not fits:
+        return None
+    return max(fits, key=lambda f: f.metrics("val")["macro_f1"])
+
+
 def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     """Hash of everything the fingerprint fits depend on: data, configs, library versions."""
     import hashlib
@@ -130,6 +139,7 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
             [
                 lightgbm_config(42),
                 random_forest_config(42),
+                FIT_ROW_SCHEMA,
                 RDKIT_VERSION,
                 lightgbm.__version__,
                 sklearn.__version__,
@@ -192,8 +202,9 @@ def train_and_register(
         tmp.write_text(json.dumps(rows, indent=2, sort_keys=True))
         os.replace(tmp, index)
     dmpnn = registered_dmpnn_fits()
+    chosen = selected_dmpnn(dmpnn)
     for fit in dmpnn:
-        rows.append(_fit_row(fit, "dmpnn", fit.checkpoint))
+        rows.append(_fit_row(fit, "dmpnn", fit.checkpoint, selected=fit is chosen))
     frame = pd.DataFrame(rows)
     frame["note"] = np.where(
         frame["family"] == "fingerprint",
@@ -203,7 +214,7 @@ def train_and_register(
     return frame
 
 
-def _fit_row(fit: FitResult, family: str, artifact: Path | None) -> dict:
+def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool = False) -> dict:
     m = fit.metrics("test")
     return {
         "fit_id": fit.fit_id,
@@ -213,8 +224,10 @@ def _fit_row(fit: FitResult, family: str, artifact: Path | None) -> dict:
         "artifact_path": str(artifact) if artifact else None,
         "artifact_sha256": sha256_file(artifact) if artifact and artifact.exists() else None,
         "train_wall_s": float(fit.wall_s),
+        "val_macro_f1": fit.metrics("val")["macro_f1"],
         "test_accuracy": m["accuracy"],
         "test_macro_f1": m["macro_f1"],
+        "is_selected_dmpnn": selected,
         "rdkit_version": RDKIT_VERSION,
         "data_origin": "fartdb",
     }
@@ -387,17 +400,44 @@ def molecule_sources(molecules: pd.DataFrame, pubchem: pd.DataFrame) -> pd.DataF
     return out.sort_values("canonical_smiles").reset_index(drop=True)
 
 
+def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str]):
+    """:func:`~warehouse.molecular.dmpnn_embedding` of canonical SMILES, stored once per
+    (checkpoint sha256, SMILES list) under ``<fits_dir>/embeddings/`` so rebuilds do not re-run
+    the network (about 1-2 min for 15k SMILES on 2 cores). The stored vectors are the network's
+    output for exactly that checkpoint and input, so reusing them changes no byte."""
+    import hashlib
+
+    from warehouse.molecular import dmpnn_embedding
+    from warehouse.molecular.dmpnn import DMPNN_ENCODER
+    from warehouse.molecular.embeddings import Embedding
+
+    fit_hash = sha256_file(checkpoint)
+    key = hashlib.sha256("\n".join(smiles).encode()).hexdigest()
+    path = fits_dir() / "embeddings" / fit_hash / f"{key}.npy"
+    if path.exists():
+        return Embedding(np.load(path), list(smiles), DMPNN_ENCODER, fit_hash)
+    emb = dmpnn_embedding(checkpoint, smiles)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, emb.vectors)
+    os.replace(tmp, path)
+    return emb
+
+
 def compound_embeddings(featurized: pd.DataFrame, molecules: pd.DataFrame) -> pd.DataFrame:
     """fct_compound_embeddings: one row per canonical SMILES and encoder. Always the
-    fingerprint-derived encoder (TruncatedSVD-64 of Morgan bits, fitted on the FartDB train split);
-    the D-MPNN 300-d penultimate activation for every registered D-MPNN fit."""
-    from warehouse.molecular import dmpnn_embedding, embed_fingerprint
+    fingerprint-derived encoder (TruncatedSVD-64 of Morgan bits, fitted on the FartDB train split,
+    from ``int_molecules_featurized``'s bits); the D-MPNN 300-d penultimate activation of the
+    selected D-MPNN fit (:func:`selected_dmpnn`) when one is registered."""
+    from warehouse.molecular import embed_fingerprint
 
     smiles = featurized["canonical_smiles"].tolist()
     train = molecules.loc[molecules["split"] == "train", "canonical_smiles"].tolist()
-    tables = [embed_fingerprint(smiles, 64, fit_smiles=train).table()]
-    for fit in registered_dmpnn_fits():
-        tables.append(dmpnn_embedding(fit.checkpoint, smiles).table())
+    lookup = fingerprint_lookup(featurized)
+    tables = [embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()]
+    chosen = selected_dmpnn(registered_dmpnn_fits())
+    if chosen is not None:
+        tables.append(cached_dmpnn_embedding(chosen.checkpoint, smiles).table())
     out = pd.concat(tables, ignore_index=True)
     out.insert(0, "embedding_key", out["encoder"] + ":" + out["canonical_smiles"])
     out["embedding"] = out["embedding"].map(lambda v: v.astype(np.float32).tolist())

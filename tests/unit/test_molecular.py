@@ -216,6 +216,20 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
         lookup(["C1=CC=CC=C1N"])
 
 
+def test_fingerprint_embedding_from_the_featurized_table_is_the_same(fart):
+    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+
+    smiles = featurize(fart["test"][SMILES_COLUMN].iloc[:300].tolist()).canonical_smiles
+    train = featurize(fart["train"][SMILES_COLUMN].iloc[:600].tolist()).canonical_smiles
+    everything = sorted(set(smiles) | set(train))
+    sources = pd.DataFrame({"canonical_smiles": everything, "in_fartdb": True})
+    lookup = fingerprint_lookup(featurized_molecules(everything, sources))
+    a = embed_fingerprint(smiles, 16, fit_smiles=train)
+    b = embed_fingerprint(smiles, 16, fit_smiles=train, fingerprints=lookup)
+    assert a.fit_hash == b.fit_hash and a.canonical_smiles == b.canonical_smiles
+    assert a.vectors.tobytes() == b.vectors.tobytes()
+
+
 def test_random_forest_runs_with_balanced_weights(fart):
     fits = train_fingerprint_models(
         *_small(fart, (600, 100, 100)), models=["random_forest"], rf_estimators=20

@@ -54,7 +54,10 @@ def test_class_weights_schemes():
     assert inv[1] == 0.0  # absent classes get no weight
 
 
-def test_dmpnn_smoke_train_checkpoint_embeddings(fart, tmp_path):
+@pytest.fixture(scope="module")
+def smoke(fart, tmp_path_factory):
+    """One-epoch D-MPNN on 200/50/50 molecules: (fit, folder holding ``fit/``)."""
+    tmp_path = tmp_path_factory.mktemp("dmpnn")
     cfg = DMPNNConfig(depth=3, dropout=0.0, class_weighting="sqrt-inverse")
     fit = train_dmpnn(
         fart["train"],
@@ -65,6 +68,11 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, tmp_path):
         max_epochs=1,
         subset=(200, 50, 50),
     )
+    return fit, tmp_path
+
+
+def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
+    fit, tmp_path = smoke
     ckpt = tmp_path / "fit" / "model.pt"
     assert fit.checkpoint == ckpt and ckpt.is_file()
     assert re.fullmatch(r"[0-9a-f]{64}", fit.fit_id)
@@ -95,6 +103,50 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, tmp_path):
     np.testing.assert_array_equal(again.proba["test"], fit.proba["test"])
     meta = json.loads((tmp_path / "fit" / "fit.json").read_text())
     assert meta["config"]["depth"] == 3 and meta["config"]["chemprop_version"] == "2.3.1"
+
+
+def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monkeypatch):
+    from warehouse import molecular, molecular_marts
+
+    fit, _ = smoke
+    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
+    smiles = molecular.featurize(fart["test"]["Canonicalized SMILES"].iloc[:9]).canonical_smiles
+    first = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    stored = list((tmp_path / "embeddings" / fit.fit_id).glob("*.npy"))
+    assert len(stored) == 1 and first.fit_hash == fit.fit_id
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the network ran again for a cached (checkpoint, SMILES) pair")
+
+    monkeypatch.setattr(molecular, "dmpnn_embedding", must_not_run)
+    again = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    assert again.vectors.tobytes() == first.vectors.tobytes()
+    assert again.table().equals(first.table())
+    with pytest.raises(AssertionError, match="ran again"):  # another SMILES list is not cached
+        molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles[:3])
+
+
+def test_selected_dmpnn_has_the_best_validation_macro_f1():
+    from warehouse.molecular_marts import selected_dmpnn
+
+    def fit(name, n_wrong):
+        y = np.array(TASTE_CLASSES * 4, dtype=object)
+        pred = np.array([TASTE_CLASSES.index(c) for c in y])
+        pred[:n_wrong] = (pred[:n_wrong] + 1) % 5
+        names = np.asarray(TASTE_CLASSES, dtype=object)
+        return FitResult(
+            name=name,
+            fit_id=name,
+            config={},
+            proba=dict.fromkeys(("train", "val", "test"), np.eye(5)[pred]),
+            labels=dict.fromkeys(("train", "val", "test"), names[pred]),
+            y_true=dict.fromkeys(("train", "val", "test"), y),
+            wall_s=0.0,
+        )
+
+    fits = [fit("a", 3), fit("b", 1), fit("c", 1), fit("d", 2)]
+    assert selected_dmpnn(fits).name == "b"  # best val macro-F1; the tie goes to the first
+    assert selected_dmpnn([]) is None
 
 
 # ------------------------------------------------------------------ resumable grid

@@ -60,6 +60,7 @@ CHECKPOINT_NAME = "model.pt"
 DONE_MARKER = "DONE"
 REGISTRY_NAME = "fits.json"
 FILE_ROW_COLUMN = "_file_row"
+DMPNN_ENCODER = "chemprop2.3_dmpnn_encoding_ffn_block_-1"
 
 
 @dataclass(frozen=True)
@@ -445,7 +446,7 @@ def dmpnn_embedding(checkpoint: str | os.PathLike, smiles: Sequence[str]) -> Emb
     return Embedding(
         vectors=embed_dmpnn(checkpoint, smiles),
         canonical_smiles=canonical,
-        encoder="chemprop2.3_dmpnn_encoding_ffn_block_-1",
+        encoder=DMPNN_ENCODER,
         fit_hash=sha256_file(checkpoint),
     )
 

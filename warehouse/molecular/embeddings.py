@@ -15,7 +15,7 @@ Two encoders, both deterministic and identified by a hash of everything that def
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,27 +78,42 @@ def random_projection(n_components: int = 64, seed: int = 42) -> np.ndarray:
     return rng.normal(0.0, 1.0 / np.sqrt(n_components), size=(MORGAN_BITS, n_components))
 
 
+def _canonical_bits(
+    smiles: Sequence[str], fingerprints: Callable[[list[str]], np.ndarray] | None
+) -> tuple[list[str], np.ndarray]:
+    """Canonical SMILES and Morgan bits: featurized here, or (``fingerprints``) looked up for
+    SMILES that are already RDKit-canonical."""
+    if fingerprints is None:
+        feats = featurize(smiles, descriptors=False, inchikey=False)
+        return feats.canonical_smiles, feats.fingerprints
+    smiles = list(smiles)
+    return smiles, fingerprints(smiles)
+
+
 def embed_fingerprint(
     smiles: Sequence[str],
     n_components: int = 64,
     *,
     fit_smiles: Sequence[str] | None = None,
     seed: int = 42,
+    fingerprints: Callable[[list[str]], np.ndarray] | None = None,
 ) -> Embedding:
     """Fingerprint-derived embedding (see module doc). Invalid SMILES raise
-    :class:`~warehouse.molecular.featurize.InvalidSmilesError`."""
-    feats = featurize(smiles, descriptors=False, inchikey=False)
-    X = feats.fingerprints.astype(np.float64)
+    :class:`~warehouse.molecular.featurize.InvalidSmilesError`. ``fingerprints`` (for SMILES
+    that are already RDKit-canonical) maps SMILES to their Morgan bits, e.g. a lookup into bits
+    computed once upstream; the result is the same as featurizing here."""
+    canonical, bits = _canonical_bits(smiles, fingerprints)
+    X = bits.astype(np.float64)
     if fit_smiles is not None:
         from sklearn.decomposition import TruncatedSVD
 
-        fit = featurize(fit_smiles, descriptors=False, inchikey=False)
-        _, first = np.unique(np.asarray(fit.canonical_smiles, dtype=object), return_index=True)
+        fit_canonical, fit_bits = _canonical_bits(fit_smiles, fingerprints)
+        _, first = np.unique(np.asarray(fit_canonical, dtype=object), return_index=True)
         svd = TruncatedSVD(n_components, algorithm="randomized", random_state=seed)
-        svd.fit(fit.fingerprints[np.sort(first)].astype(np.float64))
+        svd.fit(fit_bits[np.sort(first)].astype(np.float64))
         vectors = svd.transform(X)
         encoder = f"morgan2_2048_tsvd{n_components}"
-        fit_data = "\n".join(sorted(set(fit.canonical_smiles)))
+        fit_data = "\n".join(sorted(set(fit_canonical)))
         fit_hash = _hash_arrays(
             encoder, FINGERPRINT_SPEC, RDKIT_VERSION, seed, fit_data, svd.components_.round(10)
         )
@@ -107,4 +122,4 @@ def embed_fingerprint(
         vectors = X @ R
         encoder = f"morgan2_2048_rp{n_components}"
         fit_hash = _hash_arrays(encoder, FINGERPRINT_SPEC, seed, R)
-    return Embedding(vectors, feats.canonical_smiles, encoder, fit_hash)
+    return Embedding(vectors, canonical, encoder, fit_hash)

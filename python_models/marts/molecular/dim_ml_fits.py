@@ -6,7 +6,9 @@ from warehouse import molecular_marts
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    # one dbt.ref per statement: dbt finds refs by walking call arguments, not subscripts
+    molecules = dbt.ref("stg_fartdb__molecules").df()
+    featurized = dbt.ref("int_molecules_featurized").df()
     return molecular_marts.train_and_register(
-        dbt.ref("stg_fartdb__molecules").df(),
-        dbt.ref("int_molecules_featurized").df()[["canonical_smiles", "morgan_on_bits"]],
+        molecules, featurized[["canonical_smiles", "morgan_on_bits"]]
     )

@@ -426,6 +426,11 @@ def train_molecular(
     from warehouse.molecular_marts import dmpnn_state_dir
     from warehouse.train import train_molecular as run
 
+    if grid and config != "best":
+        raise WarehouseError(
+            f"--grid trains all 12 configurations; --config {config!r} would be ignored. "
+            "Fix: pass one of the two."
+        )
     settings = load_settings()
     target = state_dir or dmpnn_state_dir()
     result = run(
@@ -438,11 +443,13 @@ def train_molecular(
     )
     best = result.best
     _console().print(
-        f"registered in {target}: best {best['name']} (val macro-F1 {best['val_macro_f1']:.3f}, "
+        f"registered in {target}: best of this run {best['name']} "
+        f"(val macro-F1 {best['val_macro_f1']:.3f}, "
         f"test accuracy {best['test_metrics']['accuracy']:.3f}, "
         f"test macro-F1 {best['test_metrics']['macro_f1']:.3f}, {best['wall_s']:.0f} s); "
         f"trained {len(result.trained)}, skipped {len(result.skipped)}. "
-        "Run `tastebench build` to add it to the warehouse."
+        "Run `tastebench build` to add it to the warehouse (which selects among all registered "
+        "fits)."
     )
 
 

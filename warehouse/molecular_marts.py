@@ -35,7 +35,7 @@ from warehouse.molecular.baselines import SPLITS, FitResult
 from warehouse.molecular.dmpnn import CHECKPOINT_NAME, REGISTRY_NAME, sha256_file
 
 LEAKAGE_AUDIT = "keyword_leakage_audit"
-FIT_ROW_SCHEMA = 2  # bump when _fit_row's columns change: cached fingerprint rows are rebuilt
+FIT_ROW_SCHEMA = 2  # bump when _fit_row's columns change (part of the fit key: refits once)
 
 
 def fits_dir() -> Path:
@@ -114,10 +114,23 @@ def registered_dmpnn_fits(state_dir: Path | None = None) -> list[FitResult]:
 
 def selected_dmpnn(fits: list[FitResult]) -> FitResult | None:
     """The D-MPNN the warehouse uses as its learned encoder: the registered fit with the highest
-    validation macro-F1 (the grid's selection rule); ties go to the first name in sort order."""
+    validation macro-F1, ties to the earlier grid configuration (the grid's own rule,
+    :func:`~warehouse.molecular.dmpnn.selection_key`)."""
+    from warehouse.molecular.dmpnn import selection_key
+
     if not fits:
         return None
-    return max(fits, key=lambda f: f.metrics("val")["macro_f1"])
+    return max(
+        fits, key=lambda f: selection_key(f.metrics("val")["macro_f1"], f.config.get("name", ""))
+    )
+
+
+def _retrain_fix(fit_row: pd.Series, path: Path) -> str:
+    config = str(fit_row["model_name"]).removeprefix("dmpnn_")
+    return (
+        f"Fix: delete {path.parent} (a rerun skips finished configurations) and run "
+        f"`tastebench train molecular --config {config}` on the pinned splits without --subset."
+    )
 
 
 def _training_key(frames: dict[str, pd.DataFrame]) -> str:
@@ -253,12 +266,13 @@ def _proba_for(fit_row: pd.Series, frames: dict[str, pd.DataFrame]) -> dict[str,
         proba = arrays[f"proba_{s}"]
         if f"rows_{s}" in arrays:
             rows = pd.Index(arrays[f"rows_{s}"])
-            pos = rows.get_indexer(frame["file_row_number"].to_numpy())
-            if len(rows) != len(frame) or not rows.is_unique or (pos < 0).any():
+            covers = len(rows) == len(frame) and rows.is_unique and len(proba) == len(rows)
+            pos = rows.get_indexer(frame["file_row_number"].to_numpy()) if covers else None
+            if pos is None or (pos < 0).any():
                 raise WarehouseError(
-                    f"{path}: {fit_row['model_name']} has {len(rows)} {s} predictions that do not "
-                    f"cover the {len(frame)} rows of the {s} split. Fix: retrain it on the pinned "
-                    "splits without --subset (`tastebench train molecular`)."
+                    f"{path}: {fit_row['model_name']} has {len(rows)} {s} predictions "
+                    f"({rows.nunique()} distinct file rows) that do not cover the {len(frame)} "
+                    f"rows of the {s} split. {_retrain_fix(fit_row, path)}"
                 )
             out[s] = proba[pos]
         else:
@@ -267,7 +281,7 @@ def _proba_for(fit_row: pd.Series, frames: dict[str, pd.DataFrame]) -> dict[str,
                 raise WarehouseError(
                     f"{path}: the {s} predictions of {fit_row['model_name']} do not line up with "
                     "stg_fartdb__molecules (no rows_<split> recorded and the gold classes differ "
-                    "row by row). Fix: retrain it (`tastebench train molecular`)."
+                    f"row by row). {_retrain_fix(fit_row, path)}"
                 )
             out[s] = proba
     return out
@@ -400,28 +414,43 @@ def molecule_sources(molecules: pd.DataFrame, pubchem: pd.DataFrame) -> pd.DataF
     return out.sort_values("canonical_smiles").reset_index(drop=True)
 
 
+EMBEDDING_CACHE_SCHEMA = 1  # bump when embed_dmpnn's output changes for the same inputs
+
+
 def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str]):
-    """:func:`~warehouse.molecular.dmpnn_embedding` of canonical SMILES, stored once per
-    (checkpoint sha256, SMILES list) under ``<fits_dir>/embeddings/`` so rebuilds do not re-run
-    the network (about 1-2 min for 15k SMILES on 2 cores). The stored vectors are the network's
-    output for exactly that checkpoint and input, so reusing them changes no byte."""
+    """D-MPNN vectors (:func:`~warehouse.molecular.dmpnn.embed_dmpnn`) of RDKit-canonical SMILES
+    (``int_molecules_featurized`` keys), stored once per (checkpoint sha256, SMILES list, encoder,
+    chemprop/torch/RDKit versions) under ``<fits_dir>/embeddings/`` so rebuilds do not re-run the
+    network (about 1-2 min for 15k SMILES on 2 cores). A stored array of the wrong shape is
+    recomputed."""
     import hashlib
 
-    from warehouse.molecular import dmpnn_embedding
-    from warehouse.molecular.dmpnn import DMPNN_ENCODER
+    import chemprop
+    import torch
+
+    from warehouse.molecular import dmpnn as dmpnn_lib
     from warehouse.molecular.embeddings import Embedding
 
+    smiles = list(smiles)
     fit_hash = sha256_file(checkpoint)
-    key = hashlib.sha256("\n".join(smiles).encode()).hexdigest()
+    spec = [
+        EMBEDDING_CACHE_SCHEMA,
+        dmpnn_lib.DMPNN_ENCODER,
+        chemprop.__version__,
+        torch.__version__,
+        RDKIT_VERSION,
+        *smiles,
+    ]
+    key = hashlib.sha256("\n".join(map(str, spec)).encode()).hexdigest()
     path = fits_dir() / "embeddings" / fit_hash / f"{key}.npy"
-    if path.exists():
-        return Embedding(np.load(path), list(smiles), DMPNN_ENCODER, fit_hash)
-    emb = dmpnn_embedding(checkpoint, smiles)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npy")
-    np.save(tmp, emb.vectors)
-    os.replace(tmp, path)
-    return emb
+    vectors = np.load(path) if path.exists() else None
+    if vectors is None or vectors.ndim != 2 or vectors.shape[0] != len(smiles):
+        vectors = dmpnn_lib.embed_dmpnn(checkpoint, smiles)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+    return Embedding(vectors, smiles, dmpnn_lib.DMPNN_ENCODER, fit_hash)
 
 
 def compound_embeddings(featurized: pd.DataFrame, molecules: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,9 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
     """
     from warehouse.molecular.featurize import InvalidSmilesError, canonical_smiles
 
-    raw = raw.sort_values(["split", "_file_row"], kind="stable").reset_index(drop=True)
+    split_order = raw["split"].map({"train": 0, "val": 1, "test": 2})
+    raw = raw.assign(_split_order=split_order).sort_values(["_split_order", "_file_row"])
+    raw = raw.drop(columns="_split_order").reset_index(drop=True)
     canonical, differs = [], []
     for i, smi in enumerate(raw["Canonicalized SMILES"].tolist()):
         try:

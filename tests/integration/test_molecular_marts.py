@@ -51,7 +51,9 @@ def test_test_split_metrics_with_cis(con) -> None:
 
 def test_marts_score_every_fit_as_its_registry_does(con) -> None:
     """Predictions in the marts are aligned with the molecules: each fit's test accuracy
-    recomputed from fct_molecular_predictions equals the one recorded when it was fitted."""
+    recomputed from fct_molecular_predictions equals the one recorded when it was fitted. On the
+    default build (no D-MPNN registered) this covers the fingerprint fits; the re-ordering of a
+    D-MPNN's predictions is tested in tests/unit/test_molecular_alignment.py."""
     rows = con.execute(
         "select f.model_name, f.test_accuracy, avg((p.predicted_class = p.true_class)::int) "
         "from marts.dim_ml_fits f join marts.fct_molecular_predictions p using (fit_id) "

@@ -101,5 +101,26 @@ def test_legacy_predictions_without_rows_must_match_gold_row_by_row(tmp_path):
     mol = _molecules()
     _scored(mol, _dmpnn_fit(tmp_path, mol, with_rows=False))  # file order: accepted
     shifted = _dmpnn_fit(tmp_path, mol, rows=np.roll(np.arange(1, 13), 1), with_rows=False)
-    with pytest.raises(WarehouseError, match="do not line up.*retrain"):
+    with pytest.raises(WarehouseError, match=r"do not line up.*Fix: delete .*--config x"):
         _scored(mol, shifted)
+
+
+def test_dmpnn_predictions_with_repeated_rows_are_refused(tmp_path):
+    mol = _molecules()
+    rows = np.r_[np.arange(1, 12), 11]
+    with pytest.raises(WarehouseError, match=r"11 distinct file rows.*delete .*--config x"):
+        _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows))
+
+
+def test_train_cli_names_configurations_and_refuses_grid_plus_config():
+    from typer.testing import CliRunner
+
+    from warehouse.cli import app
+    from warehouse.train import BEST, config_named
+
+    assert config_named("best") == BEST
+    assert config_named("depth3_dropout0_inverse").class_weighting == "inverse"
+    with pytest.raises(WarehouseError, match="depth5_dropout0.2_sqrt-inverse"):
+        config_named("depth4")
+    out = CliRunner().invoke(app, ["train", "molecular", "--grid", "--config", "depth4"])
+    assert out.exit_code != 0 and "would be ignored" in str(out.exception)

@@ -59,10 +59,15 @@ def smoke(fart, tmp_path_factory):
     """One-epoch D-MPNN on 200/50/50 molecules: (fit, folder holding ``fit/``)."""
     tmp_path = tmp_path_factory.mktemp("dmpnn")
     cfg = DMPNNConfig(depth=3, dropout=0.0, class_weighting="sqrt-inverse")
+    # frames in reverse order carrying their file rows (as read_fartdb's _file_row): the rows
+    # recorded in predictions.npz must come from that column, not from the frame's order
+    frames = {
+        s: df.iloc[::-1].assign(_file_row=np.arange(len(df), 0, -1)) for s, df in fart.items()
+    }
     fit = train_dmpnn(
-        fart["train"],
-        fart["val"],
-        fart["test"],
+        frames["train"],
+        frames["val"],
+        frames["test"],
         cfg,
         tmp_path / "fit",
         max_epochs=1,
@@ -94,8 +99,8 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
     assert table["fit_hash"].eq(fit.fit_id).all() and table["dim"].eq(300).all()
     arrays = np.load(tmp_path / "fit" / "predictions.npz")
     for split, n in (("train", 200), ("val", 50), ("test", 50)):
-        rows = arrays[f"rows_{split}"]  # 1-based file rows of the sampled molecules, in order
-        assert len(rows) == n and (np.diff(rows) > 0).all()
+        rows = arrays[f"rows_{split}"]  # 1-based file rows of the sampled molecules
+        assert len(rows) == n and len(set(rows.tolist())) == n
         gold = fart[split]["Canonicalized Taste"].to_numpy()[rows - 1]
         assert gold.tolist() == fit.y_true[split].tolist()
     again = load_dmpnn_fit(tmp_path / "fit")
@@ -118,10 +123,11 @@ def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monke
     def must_not_run(*args, **kwargs):
         raise AssertionError("the network ran again for a cached (checkpoint, SMILES) pair")
 
-    monkeypatch.setattr(molecular, "dmpnn_embedding", must_not_run)
+    monkeypatch.setattr(molecular.dmpnn, "embed_dmpnn", must_not_run)
     again = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
     assert again.vectors.tobytes() == first.vectors.tobytes()
     assert again.table().equals(first.table())
+    assert first.vectors.tobytes() == embed_dmpnn(fit.checkpoint, smiles).tobytes()
     with pytest.raises(AssertionError, match="ran again"):  # another SMILES list is not cached
         molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles[:3])
 
@@ -135,17 +141,25 @@ def test_selected_dmpnn_has_the_best_validation_macro_f1():
         pred[:n_wrong] = (pred[:n_wrong] + 1) % 5
         names = np.asarray(TASTE_CLASSES, dtype=object)
         return FitResult(
-            name=name,
+            name=f"dmpnn_{name}",
             fit_id=name,
-            config={},
+            config={"name": name},
             proba=dict.fromkeys(("train", "val", "test"), np.eye(5)[pred]),
             labels=dict.fromkeys(("train", "val", "test"), names[pred]),
             y_true=dict.fromkeys(("train", "val", "test"), y),
             wall_s=0.0,
         )
 
-    fits = [fit("a", 3), fit("b", 1), fit("c", 1), fit("d", 2)]
-    assert selected_dmpnn(fits).name == "b"  # best val macro-F1; the tie goes to the first
+    # the tie goes to the earlier *grid* configuration, as in run_grid, not to the first name:
+    # depth3_dropout0.2_none sorts before depth3_dropout0_none but comes later in the grid
+    fits = [
+        fit("depth3_dropout0.2_none", 1),
+        fit("depth3_dropout0_sqrt-inverse", 2),
+        fit("depth3_dropout0_none", 1),
+        fit("depth5_dropout0_none", 3),
+    ]
+    assert selected_dmpnn(fits).config["name"] == "depth3_dropout0_none"
+    assert selected_dmpnn(fits[:2]).config["name"] == "depth3_dropout0.2_none"
     assert selected_dmpnn([]) is None
 
 

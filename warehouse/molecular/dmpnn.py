@@ -99,6 +99,15 @@ def grid_configs() -> list[DMPNNConfig]:
     ]
 
 
+def selection_key(val_macro_f1: float | None, name: str) -> tuple[float, int]:
+    """Sort key of the grid's selection rule (larger is better): validation macro-F1 (missing or
+    non-finite counts as -inf), ties to the configuration earlier in :func:`grid_configs` order
+    (names outside the grid come last). Used by :func:`run_grid` and by the build."""
+    f1 = val_macro_f1 if val_macro_f1 is not None and np.isfinite(val_macro_f1) else -np.inf
+    order = [c.name for c in grid_configs()]
+    return (float(f1), -(order.index(name) if name in order else len(order)))
+
+
 def class_weights(codes: np.ndarray, scheme: str) -> np.ndarray:
     """Per-class loss weights (length 5) from training label codes; mean weight per molecule 1."""
     counts = np.bincount(codes, minlength=len(TASTE_CLASSES)).astype(np.float64)
@@ -522,7 +531,8 @@ def run_grid(
     (config, fit_id, val macro-F1, val and test metrics, wall time) is written atomically to
     ``state_dir/fits.json`` and then a ``DONE`` marker is dropped. Re-running skips configs
     whose record, marker and checkpoint (sha256 = fit_id) are all present; an interrupted
-    config is retrained from scratch. Ties in validation macro-F1 go to the earlier config.
+    config is retrained from scratch. Selection: :func:`selection_key` (ties go to the earlier
+    grid configuration).
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -600,11 +610,7 @@ def run_grid(
         ]
     )
 
-    def _key(r):
-        f1 = r["val_macro_f1"]
-        return (f1 if f1 is not None and np.isfinite(f1) else -np.inf, -names.index(r["name"]))
-
-    best = max(records, key=_key)
+    best = max(records, key=lambda r: selection_key(r["val_macro_f1"], r["name"]))
     return GridResult(registry=frame, best=best, trained=trained, skipped=skipped)
 
 
@@ -627,5 +633,6 @@ __all__ = [
     "grid_configs",
     "load_dmpnn_fit",
     "run_grid",
+    "selection_key",
     "train_dmpnn",
 ]

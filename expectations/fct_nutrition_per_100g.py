@@ -3,7 +3,11 @@ imputation flags consistent."""
 
 import great_expectations as gx
 
-from warehouse.quality.contracts import no_respondent_columns
+from warehouse.quality.contracts import (
+    benchmark_product_keys,
+    no_respondent_columns,
+    one_row_per_benchmark_product,
+)
 from warehouse.quality.expectations import ExpectNoRowsToMatchQuery
 
 MODEL = "marts.fct_nutrition_per_100g"
@@ -15,23 +19,15 @@ NUTRIENTS = (
     "total_carbohydrate_g",
     "total_sugars_g",
 )
-
-
-def parameters(con) -> dict:
-    keys = con.sql("select product_key from marts.dim_products").fetchall()
-    return {"product_keys": [k for (k,) in keys]}
+parameters = benchmark_product_keys
 
 
 def build_suite() -> gx.ExpectationSuite:
     suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
     suite.add_expectation(no_respondent_columns())
-    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="product_key"))
-    suite.add_expectation(
-        E.ExpectColumnDistinctValuesToEqualSet(
-            column="product_key", value_set={"$PARAMETER": "product_keys"}
-        )
-    )
+    for e in one_row_per_benchmark_product():
+        suite.add_expectation(e)
     for n in NUTRIENTS:
         suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=f"{n}_per_100g"))
         suite.add_expectation(E.ExpectColumnValuesToBeBetween(column=f"{n}_per_100g", min_value=0))

@@ -2,27 +2,24 @@
 
 import great_expectations as gx
 
-from warehouse.quality.contracts import BENCHMARK_SCALE, no_respondent_columns
+from warehouse.quality.contracts import (
+    BENCHMARK_SCALE,
+    benchmark_product_keys,
+    no_respondent_columns,
+    one_row_per_benchmark_product,
+)
 
 MODEL = "marts.fct_panel_means"
 MIN_RATINGS = 20
-
-
-def parameters(con) -> dict:
-    keys = con.sql("select product_key from marts.dim_products").fetchall()
-    return {"product_keys": [k for (k,) in keys]}
+parameters = benchmark_product_keys
 
 
 def build_suite() -> gx.ExpectationSuite:
     suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
     suite.add_expectation(no_respondent_columns())
-    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="product_key"))
-    suite.add_expectation(
-        E.ExpectColumnDistinctValuesToEqualSet(
-            column="product_key", value_set={"$PARAMETER": "product_keys"}
-        )
-    )
+    for e in one_row_per_benchmark_product():
+        suite.add_expectation(e)
     suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column="panel_mean"))
     suite.add_expectation(
         E.ExpectColumnValuesToBeBetween(column="panel_mean", min_value=1, max_value=7)

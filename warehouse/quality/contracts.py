@@ -97,6 +97,27 @@ def one_row_per_panelist_and_block():
     ]
 
 
+def benchmark_product_keys(con) -> dict:
+    """Suite parameters of the one-row-per-benchmark-product marts: every ``product_key`` of
+    ``marts.dim_products``."""
+    keys = con.sql("select product_key from marts.dim_products").fetchall()
+    return {"product_keys": [k for (k,) in keys]}
+
+
+def one_row_per_benchmark_product():
+    """Expectations of a mart keyed by product (uses :func:`benchmark_product_keys`): a unique
+    ``product_key`` whose values are exactly the benchmark products."""
+    import great_expectations as gx
+
+    E = gx.expectations
+    return [
+        E.ExpectColumnValuesToBeUnique(column="product_key"),
+        E.ExpectColumnDistinctValuesToEqualSet(
+            column="product_key", value_set={"$PARAMETER": "product_keys"}
+        ),
+    ]
+
+
 def no_respondent_columns():
     """Marts never carry respondent ids (BENCHMARK.md §7): only staging does."""
     from warehouse.quality.expectations import ExpectTableColumnsToNotContain

@@ -114,7 +114,7 @@ def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
     settings, _ = built
     before = _sha(settings.db_path)
 
-    def fake_dbt(args, db_path, work_dir=None):
+    def fake_dbt(args, settings_, db_path, work_dir=None):
         shutil.copyfile(settings.db_path, db_path)
 
     monkeypatch.setattr(build_module, "run_dbt", fake_dbt)

@@ -96,15 +96,28 @@ def run_dbt(
         )
 
 
+def ensure_manifest(settings: Settings) -> Path:
+    """The dbt manifest of the build folder's last dbt run (it declares which models are public,
+    :mod:`warehouse.quality.governance`); ``dbt parse`` writes one when no build left it."""
+    from warehouse.quality.governance import manifest_path
+
+    path = manifest_path(settings.build_dir)
+    if not path.exists():
+        run_dbt(["parse"], settings, settings.build_dir / "dbt" / "parse.duckdb")
+    return path
+
+
 def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str], None]) -> None:
     """GX suites and de-identification guards on the staging file, before the swap: writes
     reports.rpt_data_quality into it, the HTML report and a history line under the build dir, and
     raises QualityError (a WarehouseError) if anything failed (docs/quality.md)."""
+    from warehouse.quality.governance import manifest_path
     from warehouse.quality.runner import run_quality
 
     log("validating: GX suites and de-identification guards")
     result = run_quality(
         staging_path,
+        manifest=manifest_path(settings.build_dir),
         write_table=True,
         report_path=settings.build_dir / "reports" / "quality.html",
         history_path=settings.build_dir / "quality" / "history.jsonl",

@@ -222,6 +222,7 @@ def quality(
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
     from rich.table import Table
 
+    from warehouse.build import ensure_manifest
     from warehouse.config import load_settings
     from warehouse.quality.runner import run_quality
 
@@ -230,6 +231,7 @@ def quality(
     with console.status("validating the warehouse") as status:
         result = run_quality(
             settings.db_path,
+            manifest=ensure_manifest(settings),
             write_table=False,
             report_path=out or settings.build_dir / "reports" / "quality.html",
             history_path=history or settings.build_dir / "quality" / "history.jsonl",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -24,6 +25,18 @@ QUIET_ENV = {
     "GX_ANALYTICS_ENABLED": "false",
     "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
 }
+
+
+@cache
+def project_var(name: str) -> object:
+    """A ``vars:`` value of ``dbt_project.yml``: the one place a constant shared by the SQL models,
+    the Python library and the GX suites is set (e.g. ``tie_tolerance``)."""
+    import yaml
+
+    values = yaml.safe_load((REPO_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]
+    if name not in values:
+        raise KeyError(f"dbt_project.yml has no var {name!r}")
+    return values[name]
 
 
 def apply_quiet_env() -> None:

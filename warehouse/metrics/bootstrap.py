@@ -52,8 +52,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .copyfree import quad as _quad
+from .copyfree import spearman_distinct
 from .core import (
     RECALL_KS,
+    TABLE2_METRICS,
     TIE_EPS,
     Grouped,
     as_category_array,
@@ -61,14 +64,7 @@ from .core import (
     group_by_category,
 )
 
-BOOT_METRICS = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+BOOT_METRICS = TABLE2_METRICS
 """Metrics with a main-table BCa interval (the Table-2 columns)."""
 
 RESAMPLE_METRICS = (*BOOT_METRICS, "pairwise_accuracy_macro")
@@ -199,11 +195,6 @@ def single_thread_blas() -> contextlib.AbstractContextManager:
     return ctl.limit(limits=1, user_api="blas") if ctl is not None else contextlib.nullcontext()
 
 
-def _quad(counts: np.ndarray, mat: np.ndarray) -> np.ndarray:
-    """Row-wise quadratic form ``c^T mat c`` (exact here: integer counts, half-integer entries)."""
-    return ((counts @ mat) * counts).sum(axis=1)
-
-
 def sample_stats(
     g: np.ndarray,
     p: np.ndarray,
@@ -230,8 +221,9 @@ def sample_stats(
     tie. ``"distinct"``: no statistic scores a pair of copies: pair credit sums over pairs of
     distinct products only (``sum_{i<j} c_i c_j F_ij`` over ``sum_{i<j} c_i c_j`` pairs);
     Kendall tau-b is unchanged (copies are tied on both sides, so tau-b already leaves them out
-    of its numerator and of both denominators); Spearman by :func:`_spearman_distinct`; Recall
-    counts no copy of the best product as a competitor tied with it. On a sample without
+    of its numerator and of both denominators); Spearman by
+    :func:`.copyfree.spearman_distinct`; Recall counts no copy of the best product as a
+    competitor tied with it. On a sample without
     repeated products both conventions give the same values.
     """
     if copies not in ("tie", "distinct"):
@@ -276,7 +268,7 @@ def sample_stats(
             tau = cmd / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
         out["tau"] = np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
     if "spearman" in want and copies == "distinct":
-        out["rho"], out["rho_parts"] = _spearman_distinct(counts, np.sign(dg), np.sign(dp), m)
+        out["rho"], out["rho_parts"] = spearman_distinct(counts, np.sign(dg), np.sign(dp), m)
     elif "spearman" in want:
         mid = (m + 1) / 2
         # average rank of a copy of product i: #drawn below + (#drawn equal + 1) / 2;
@@ -306,45 +298,6 @@ def sample_stats(
         for k in ks:
             out[f"recall_{k}"] = np.where(above >= k, 0.0, np.minimum(k - above, n_tied) / n_tied)
     return out
-
-
-def _spearman_distinct(
-    counts: np.ndarray, sg: np.ndarray, sp: np.ndarray, m: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman rho of resamples that scores no pair or triple holding two copies of a product.
-
-    With ``s_ij = sign(g_i - g_j)``, ``t_ij = sign(p_i - p_j)`` the mid-rank Spearman of m rows
-    is ``N / sqrt(Dx Dy)``, ``N = sum_{a,b,c} s_ab t_ac = T2 + T3`` (T2: b = c, ordered pairs;
-    T3: ordered triples of distinct rows), Dx and Dy likewise from ``s s`` and ``t t``. Copies
-    only enter through T2-type terms masquerading as triples, which shifts weight from the
-    triple part to the pair (Kendall) part and biases rho toward tau. For multiplicities ``c``
-    each part is replaced by its mean over pairs (triples) of DISTINCT products, weighted by
-    the product of multiplicities, times the count for m distinct rows:
-    ``N* = m(m-1) [T2*/W2 + (m-2) T3*/W3]``. Without repeated products this is the mid-rank
-    Spearman (to rounding). NaN where undefined (m >= 3 with fewer than three distinct products
-    drawn, or a constant side). Also returns the parts, shape ``(S, 3, 2)``: for N, Dx, Dy
-    (kernels ``s t``, ``s s``, ``t t``) the means over ordered pairs ``T2*/W2`` and over ordered
-    triples ``T3*/W3`` (NaN without three distinct products), the U-statistics of :mod:`.ustat`.
-    """
-    sq = (counts * counts).sum(axis=1)
-    w2 = m * m - sq
-    w3 = float(m) ** 3 - 3.0 * m * sq + 2.0 * (counts**3).sum(axis=1)
-    c2 = counts * counts
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale3 = np.where(w3 > 0, (m - 2) / w3, np.nan) if m > 2 else np.zeros_like(w3)
-        parts, split = [], []
-        for left, right in ((sg, sp), (sg, sg), (sp, sp)):
-            lr = left * right
-            a = counts @ left.T  # a[s, i] = sum_j c_j left_ij
-            b = a if right is left else counts @ right.T
-            pairs = _quad(counts, lr)
-            triples = (counts * a * b).sum(axis=1) - ((counts @ lr) * c2).sum(axis=1)
-            parts.append(pairs / w2 + triples * scale3)
-            split.append(np.stack([pairs / w2, np.where(w3 > 0, triples / w3, np.nan)], axis=1))
-        num, dx, dy = parts
-        rho = np.clip(num / np.sqrt(dx) / np.sqrt(dy), -1.0, 1.0)
-    rho = np.where((dx > 0) & (dy > 0) & np.isfinite(num), rho, np.nan)
-    return rho, np.stack(split, axis=1)
 
 
 def combine(per_cat: Sequence[dict[str, np.ndarray]], metrics: Sequence[str]) -> dict:
@@ -542,6 +495,48 @@ def bca_ci_per_category(
     return pd.DataFrame(
         rows, columns=["category", "n_products", "pairwise_accuracy", "ci_lo", "ci_hi"]
     )
+
+
+def bca_macro_interval(
+    category: np.ndarray, gold: np.ndarray, pred: np.ndarray, n_boot: int, seed: int, alpha: float
+) -> tuple[float, float]:
+    """BCa interval of MACRO pairwise accuracy on the main-table draws (documented variant).
+
+    Same canonical order, same cached ``draw_main_indices`` draws and same whole-set jackknife as
+    :func:`warehouse.metrics.bca_ci`; each replicate's macro value is the unweighted mean of its
+    per-category pairwise accuracies (categories without pairs left out, as in ``compute_all``).
+    """
+    order = canonical_order(category, gold, pred)
+    grouped = group_by_category(category[order], gold[order], pred[order])
+    sizes = [len(r) for r in grouped.rows]
+    draws = draw_main_indices(sizes, n_boot, seed)
+    metrics = ("pairwise_accuracy",)
+    full, boot, loo = [], [], []
+    for rows, idx in zip(grouped.rows, draws, strict=True):
+        g, p, n = grouped.gold[rows], grouped.pred[rows], len(rows)
+        if n < 2:
+            full.append(np.nan)
+            boot.append(np.full(n_boot, np.nan))
+            loo.append(np.full(n, np.nan))
+            continue
+        fs = sample_stats(g, p, np.arange(n)[None, :], metrics)
+        full.append(float(fs["credit"][0] / fs["npairs"][0]))
+        bs = sample_stats(g, p, idx, metrics)
+        boot.append(bs["credit"] / bs["npairs"])
+        loo_idx = np.array([np.delete(np.arange(n), i) for i in range(n)]).reshape(n, n - 1)
+        js = sample_stats(g, p, loo_idx, metrics)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loo.append(np.where(js["npairs"] > 0, js["credit"] / js["npairs"], np.nan))
+    full_arr = np.array(full)
+    theta = float(np.nanmean(full_arr))
+    boot_macro = np.nanmean(np.column_stack(boot), axis=1)
+    jack = []
+    for c, vals in enumerate(loo):
+        for v in vals:
+            cats = full_arr.copy()
+            cats[c] = v
+            jack.append(np.nanmean(cats) if np.isfinite(cats).any() else np.nan)
+    return bca_interval(theta, boot_macro, np.array(jack), alpha, "strict")
 
 
 def _per_category_rows(

@@ -182,30 +182,6 @@ def _compare(
     return rows
 
 
-def paired_comparison(
-    credits_a: object,
-    credits_b: object,
-    *,
-    n_boot: int = 10000,
-    n_perm: int = 10000,
-    seed: int = 42,
-    alpha: float = 0.05,
-    method: str = "pair_bootstrap",
-    products: object | None = None,
-) -> dict[str, float]:
-    """Difference in pairwise accuracy (a - b) with paired-bootstrap CI and sign-flip p-value
-    (``method="pair_bootstrap"``) or a product-level method (module docstring).
-
-    Returns ``acc_a, acc_b, diff, ci_lo, ci_hi, p_value, n_pairs`` (+ ``ci_method, ci_note``
-    for product-level methods).
-    """
-    mat = _credit_matrix([credits_a, credits_b])
-    prods = None if method == "pair_bootstrap" else _pair_products([credits_a, credits_b], products)
-    row = _compare(mat, [(0, 1)], n_boot, n_perm, seed, alpha, method, prods)[0]
-    row["n_pairs"] = int(mat.shape[0])
-    return row
-
-
 def compare_models(
     credits: Mapping[str, object],
     *,

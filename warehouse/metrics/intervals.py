@@ -56,6 +56,7 @@ from .bootstrap import (
     bca_ci,
     bca_ci_per_category,
     bca_interval,
+    bca_macro_interval,
     bootstrap_replicates,
     combine,
     sample_stats,
@@ -326,9 +327,16 @@ def metric_intervals(
                     done[m, "published_bca"] = Interval(m, "published_bca", pt, lo, hi)
             if "pairwise_accuracy_macro" in wanted["published_bca"]:
                 m = "pairwise_accuracy_macro"
-                r = bootstrap_replicates(*data.raw, n_boot, seed, [m], draw_method)[m]
-                lo, hi = bca_interval(r["theta"], r["boot"], r["jack"], alpha, "strict")
-                done[m, "published_bca"] = Interval(m, "published_bca", r["theta"], lo, hi)
+                cat, gold, pred = (np.asarray(x) for x in data.raw)
+                lo, hi = bca_macro_interval(
+                    as_category_array(cat),
+                    gold.astype(float),
+                    pred.astype(float),
+                    n_boot,
+                    seed,
+                    alpha,
+                )
+                done[m, "published_bca"] = Interval(m, "published_bca", data.theta[m], lo, hi)
         distinct = [
             m for meth in ("distinct_percentile", "distinct_bca") for m in wanted.get(meth, [])
         ]

@@ -32,7 +32,7 @@ Conventions
   (exactly tau-a, a U-statistic, without ties);
 * Spearman: the subset statistic is ``N / sqrt(Dx Dy)`` with each of N, Dx, Dy written as
   ``pairs + (n - 2) triples`` (means over ordered pairs / triples of the subset, n the
-  CATEGORY size, see :func:`.bootstrap._spearman_distinct`): fixed combinations of degree-2
+  CATEGORY size, see :func:`.copyfree.spearman_distinct`): fixed combinations of degree-2
   and degree-3 U-statistics, whose ratio is the mid-rank Spearman on the full category. Using
   the subset size instead would change the statistic with the subset and break the identity
   below. Degree 3 when n >= 6; n = 5 uses degree 2 (the degree-3 part is left out; noted);

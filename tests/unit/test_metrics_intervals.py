@@ -240,8 +240,9 @@ def test_default_contains_point_or_is_flagged(nnls, case: str) -> None:
     if case == "perfect":
         for m in ("pairwise_accuracy", "spearman", "kendall_tau", "pairwise_accuracy_macro"):
             assert by_metric[m].is_degenerate and by_metric[m].point == 1.0
-        # 24 of 24 categories hit: Wilson's lower bound is 24 / (24 + z^2), not 1
-        assert by_metric["recall_at_1"].lo == pytest.approx(24 / (24 + 1.959963984540054**2))
+        # 24 of 24 categories hit: Jeffreys' lower bound is the 2.5% point of Beta(24.5, 0.5)
+        assert by_metric["recall_at_1"].lo == pytest.approx(stats.beta.ppf(0.025, 24.5, 0.5))
+        assert by_metric["recall_at_1"].hi == 1.0 and not by_metric["recall_at_1"].is_degenerate
     if case == "near_perfect":
         assert not by_metric["pairwise_accuracy"].is_degenerate
         assert by_metric["pairwise_accuracy"].hi < 1.0
@@ -372,7 +373,7 @@ def test_product_level_comparison_needs_complete_pairs(nnls) -> None:
 def test_method_resolution() -> None:
     assert resolve_methods("default", ["pairwise_accuracy", "recall_at_1"]) == [
         ("pairwise_accuracy", "ustat_t"),
-        ("recall_at_1", "category_wilson"),
+        ("recall_at_1", "category_jeffreys"),
     ]
     assert resolve_methods("category_wilson", INTERVAL_METRICS) == [
         (f"recall_at_{k}", "category_wilson") for k in (1, 2, 3)
@@ -384,11 +385,18 @@ def test_method_resolution() -> None:
     assert set(DEFAULT_CI_METHODS.values()) <= set(CI_METHODS)
 
 
-def test_wilson_by_hand(nnls) -> None:
+def test_recall_binomial_intervals_by_hand(nnls) -> None:
     cat, gold, pred = nnls
-    iv = metric_intervals(cat, gold, pred, "category_wilson", ["recall_at_2"])[0]
+    wilson, jeffreys = metric_intervals(
+        cat, gold, pred, ["category_wilson", "category_jeffreys"], ["recall_at_2"]
+    )
     p, k, z = 0.5, 24, 1.959963984540054  # NNLS: 12 of 24 categories
     centre = (p + z * z / (2 * k)) / (1 + z * z / k)
     half = z * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k)) / (1 + z * z / k)
-    assert iv.point == 0.5
-    assert (iv.lo, iv.hi) == pytest.approx((centre - half, centre + half))
+    assert wilson.point == jeffreys.point == 0.5
+    assert (wilson.lo, wilson.hi) == pytest.approx((centre - half, centre + half))
+    assert (jeffreys.lo, jeffreys.hi) == pytest.approx(stats.beta.ppf([0.025, 0.975], 12.5, 12.5))
+    # no hit at all: Jeffreys starts at 0 and contains the point
+    none = metric_intervals(cat, gold, -gold, "category_jeffreys", ["recall_at_1"])[0]
+    assert none.point == 0.0 and none.lo == 0.0
+    assert none.hi == pytest.approx(stats.beta.ppf(0.975, 0.5, 24.5))

@@ -24,9 +24,12 @@ Methods
     carry weight. When the unbiased total is <= 0 the (larger) jackknife variance is used and
     noted; when that is 0 too (e.g. a perfect predictor) the interval is the point itself and
     is flagged degenerate.
-``category_wilson``
-    Recall@k only: the per-category values (independent, in [0, 1]) and the Wilson score
-    interval with n = K categories (their variance is at most p(1-p)/K).
+``category_jeffreys`` / ``category_wilson``
+    Recall@k only: the per-category values (independent, in [0, 1]; their mean has variance at
+    most p(1-p)/K) and a binomial interval with n = K categories and x = K p successes:
+    Jeffreys (equal-tailed Beta(x + 1/2, K - x + 1/2) quantiles, lower bound 0 at x = 0 and
+    upper bound 1 at x = K) or Wilson's score interval. Both contain the estimate (a clamp
+    undoes rounding at the ends).
 ``distinct_percentile`` / ``distinct_bca``
     The main-table product bootstrap (same draws as ``published_bca``) scoring no pair of
     copies of one product (:func:`.bootstrap.sample_stats` with ``copies="distinct"``);
@@ -72,6 +75,7 @@ INTERVAL_METRICS = RESAMPLE_METRICS
 METHOD_METRICS: dict[str, tuple[str, ...]] = {
     "published_bca": RESAMPLE_METRICS,
     "ustat_t": ("pairwise_accuracy", "spearman", "kendall_tau", "pairwise_accuracy_macro"),
+    "category_jeffreys": RECALL_METRICS,
     "category_wilson": RECALL_METRICS,
     "distinct_percentile": RESAMPLE_METRICS,
     "distinct_bca": RESAMPLE_METRICS,
@@ -85,9 +89,9 @@ DEFAULT_CI_METHODS: dict[str, str] = {
     "pairwise_accuracy": "ustat_t",
     "spearman": "ustat_t",
     "kendall_tau": "ustat_t",
-    "recall_at_1": "category_wilson",
-    "recall_at_2": "category_wilson",
-    "recall_at_3": "category_wilson",
+    "recall_at_1": "category_jeffreys",
+    "recall_at_2": "category_jeffreys",
+    "recall_at_3": "category_jeffreys",
     "pairwise_accuracy_macro": "ustat_t",
 }
 """The default method per metric (chosen by the coverage study, docs/statistics.md)."""
@@ -228,21 +232,24 @@ def _ustat(data: _Data, metric: str, alpha: float) -> Interval:
     return _scaled_interval(metric, point, var, int((w > 0).sum()) - 1, alpha, notes)
 
 
-def _wilson(data: _Data, metric: str, alpha: float) -> Interval:
+def _recall_binomial(data: _Data, metric: str, alpha: float, method: str) -> Interval:
+    """Jeffreys or Wilson interval of the mean of the K per-category Recall values."""
     vals = data.per_category(f"recall_{metric.rsplit('_', 1)[1]}")
     k = len(vals)
     p = float(vals.mean())
-    z = float(special.ndtri(1 - alpha / 2))
-    den = 1 + z * z / k
-    centre = (p + z * z / (2 * k)) / den
-    half = z * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k)) / den
-    return Interval(
-        metric,
-        "category_wilson",
-        data.theta[metric],
-        max(0.0, centre - half),
-        min(1.0, centre + half),
-    )
+    if method == "category_jeffreys":
+        x = k * p
+        a, b = x + 0.5, k - x + 0.5
+        lo = 0.0 if x < 1e-9 else float(sps.beta.ppf(alpha / 2, a, b))
+        hi = 1.0 if x > k - 1e-9 else float(sps.beta.ppf(1 - alpha / 2, a, b))
+    else:
+        z = float(special.ndtri(1 - alpha / 2))
+        den = 1 + z * z / k
+        centre = (p + z * z / (2 * k)) / den
+        half = z * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k)) / den
+        lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    # both intervals contain p; the clamps only undo rounding at p = 0 or 1
+    return Interval(metric, method, data.theta[metric], float(min(p, lo)), float(max(p, hi)))
 
 
 def _from_replicates(
@@ -365,8 +372,9 @@ def metric_intervals(
                 )
         for m in wanted.get("ustat_t", []):
             done[m, "ustat_t"] = _ustat(data, m, alpha)
-        for m in wanted.get("category_wilson", []):
-            done[m, "category_wilson"] = _wilson(data, m, alpha)
+        for method in ("category_jeffreys", "category_wilson"):
+            for m in wanted.get(method, []):
+                done[m, method] = _recall_binomial(data, m, alpha, method)
     return [done[m, meth] for m, meth in pairs]
 
 

@@ -87,7 +87,7 @@ CI_METHODS = tuple(METHOD_METRICS)
 
 DEFAULT_CI_METHODS: dict[str, str] = {
     "pairwise_accuracy": "ustat_t",
-    "spearman": "ustat_t",
+    "spearman": "distinct_percentile",
     "kendall_tau": "ustat_t",
     "recall_at_1": "category_jeffreys",
     "recall_at_2": "category_jeffreys",
@@ -96,7 +96,7 @@ DEFAULT_CI_METHODS: dict[str, str] = {
 }
 """The default method per metric (chosen by the coverage study, docs/statistics.md)."""
 
-DEFAULT_PER_CATEGORY_METHOD = "ustat_t"
+DEFAULT_PER_CATEGORY_METHOD = "distinct_percentile"
 """Default method of per-category pairwise-accuracy intervals."""
 
 _LOGIT = ("pairwise_accuracy", "pairwise_accuracy_macro")
@@ -259,6 +259,9 @@ def _from_replicates(
     notes = []
     if finite.size < boot.size:
         notes.append(f"{boot.size - finite.size} of {boot.size} replicates undefined, left out")
+    lo, hi = interval
+    if not lo <= point <= hi:
+        notes.append("the estimate lies outside the interval")
     if finite.size and np.ptp(finite) == 0:
         return Interval(
             metric,

@@ -15,8 +15,8 @@ with v1 as (
 v4 as (
     select
         'v4:' || triplets.head_id || ':'
-            || coalesce(relationships.relationship_name, triplets.relationship_id)
-            || ':' || triplets.tail_id as edge_id,
+        || coalesce(relationships.relationship_name, triplets.relationship_id)
+        || ':' || triplets.tail_id as edge_id,
         'v4' as kg_version,
         'v4:' || triplets.head_id as head_entity_id,
         coalesce(relationships.relationship_name, triplets.relationship_id) as relationship,

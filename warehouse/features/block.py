@@ -148,9 +148,9 @@ class FeatureBlock:
         """One row per product: ``product_key`` ('<category>:<code>'), keys, ``block``,
         ``vector`` (list<double>), ``dim``, ``has_block``, ``is_imputed``, the extra columns,
         ``encoder``, ``encoder_version``, ``data_origin``; in key order."""
-        vectors = pl.Series(
-            "vector", self.matrix, dtype=pl.Array(pl.Float64, self.dim)
-        ).cast(pl.List(pl.Float64))
+        vectors = pl.Series("vector", self.matrix, dtype=pl.Array(pl.Float64, self.dim)).cast(
+            pl.List(pl.Float64)
+        )
         base = self.keys.select(
             (pl.col("category") + ":" + pl.col("product_code").cast(pl.String)).alias(
                 "product_key"
@@ -204,8 +204,8 @@ class FeatureBlock:
             if frame.height
             else np.zeros((0, d))
         )
-        names_out = tuple(feature_names) if feature_names else tuple(
-            f"{names[0]}_{j}" for j in range(d)
+        names_out = (
+            tuple(feature_names) if feature_names else tuple(f"{names[0]}_{j}" for j in range(d))
         )
         origin = (
             tuple(frame["data_origin"].to_list())

@@ -171,9 +171,7 @@ def _edge_table(graph: FoodAtlasGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
             .sort("conc_unit", nulls_last=True)
         )
     else:
-        conc = pl.DataFrame(
-            schema={"edge_id": pl.String, "conc_mg_per_100g": pl.Float64}
-        )
+        conc = pl.DataFrame(schema={"edge_id": pl.String, "conc_mg_per_100g": pl.Float64})
         units = pl.DataFrame(
             schema={
                 "conc_unit": pl.String,
@@ -187,9 +185,7 @@ def _edge_table(graph: FoodAtlasGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.col("compound_entity_id").cast(pl.String),
         pl.col("edge_id").cast(pl.String),
     )
-    per_edge = edges.join(
-        conc.select("edge_id", "conc_mg_per_100g"), on="edge_id", how="left"
-    )
+    per_edge = edges.join(conc.select("edge_id", "conc_mg_per_100g"), on="edge_id", how="left")
     return per_edge, units
 
 
@@ -366,9 +362,7 @@ def compound_features(
             used = usable[:N_INGREDIENTS]
             used_sets.append(used)
             linked = set().union(*[_compound_ids(tables[m.food_entity_ids]) for m in mapped])
-            smiles_all = set().union(
-                *[ing_stats[(m.food_entity_ids, enc)][4] for m in mapped]
-            )
+            smiles_all = set().union(*[ing_stats[(m.food_entity_ids, enc)][4] for m in mapped])
             smiles_used = set().union(*[ing_stats[(f, enc)][4] for f in used])
             n_conc = sum(ing_stats[(f, enc)][3] for f in used)
             coverage.append(

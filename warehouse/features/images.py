@@ -167,7 +167,8 @@ def image_block(
 ) -> FeatureBlock:
     """I from the photos listed in ``images`` (``category, product_code, relative_path``;
     paths relative to ``images_root``, the NECTAR bundle folder). Products without a photo have
-    ``has_block = False`` (impute them with :func:`~warehouse.features.impute.impute_same_category`).
+    ``has_block = False`` (impute them with
+    :func:`~warehouse.features.impute.impute_same_category`).
     With no photo at all the block is absent (all rows zero, no root needed)."""
     keys = product_frame(products)
     missing = [c for c in (*KEY_COLUMNS, "relative_path") if c not in images.columns]

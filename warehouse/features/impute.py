@@ -79,9 +79,7 @@ def impute_same_category(
             if cand.size == 0 or norms[i] == 0:
                 continue
             denom = norms[cand] * norms[i]
-            cos = np.divide(
-                space[cand] @ space[i], denom, out=np.zeros(cand.size), where=denom > 0
-            )
+            cos = np.divide(space[cand] @ space[i], denom, out=np.zeros(cand.size), where=denom > 0)
             dist = 1.0 - cos
             order = np.lexsort((product_code[cand], dist))[:k]
             chosen = cand[order]
@@ -90,11 +88,18 @@ def impute_same_category(
             imputed[i] = True
             n_used[i] = chosen.size
             codes[i] = [int(c) for c in product_code[chosen]]
-    extra = block.extra.with_columns(
-        pl.Series("n_imputation_neighbours", n_used, dtype=pl.Int32),
-        pl.Series("imputation_neighbour_codes", codes, dtype=pl.List(pl.Int32)),
-    ) if block.extra.width else pl.DataFrame(
-        {"n_imputation_neighbours": n_used, "imputation_neighbour_codes": codes},
-        schema={"n_imputation_neighbours": pl.Int32, "imputation_neighbour_codes": pl.List(pl.Int32)},
+    extra = (
+        block.extra.with_columns(
+            pl.Series("n_imputation_neighbours", n_used, dtype=pl.Int32),
+            pl.Series("imputation_neighbour_codes", codes, dtype=pl.List(pl.Int32)),
+        )
+        if block.extra.width
+        else pl.DataFrame(
+            {"n_imputation_neighbours": n_used, "imputation_neighbour_codes": codes},
+            schema={
+                "n_imputation_neighbours": pl.Int32,
+                "imputation_neighbour_codes": pl.List(pl.Int32),
+            },
+        )
     )
     return replace(block, matrix=matrix, has_block=has, is_imputed=imputed, extra=extra)

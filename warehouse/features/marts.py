@@ -119,7 +119,7 @@ def compound_feature_variants(
     result = compound_features(products, graph, molecules, embeddings, synonyms)
     main = (main_encoder([e for e, _ in result.blocks]), MAIN_AGGREGATION)
     frames = []
-    for (enc, agg) in sorted(result.blocks, key=lambda k: (k[0], AGGREGATIONS.index(k[1]))):
+    for enc, agg in sorted(result.blocks, key=lambda k: (k[0], AGGREGATIONS.index(k[1]))):
         frame = result.blocks[(enc, agg)].to_frame()
         frames.append(
             frame.with_columns(
@@ -217,6 +217,4 @@ def feature_coverage(products: pl.DataFrame, feature_frames: list[pl.DataFrame])
             )
         blocks.append(blk)
     out = coverage_table(blocks, keys["is_analog"].to_numpy().astype(np.bool_))
-    return out.select(
-        (pl.col("block") + ":" + pl.col("encoder")).alias("coverage_key"), pl.all()
-    )
+    return out.select((pl.col("block") + ":" + pl.col("encoder")).alias("coverage_key"), pl.all())

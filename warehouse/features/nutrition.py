@@ -23,9 +23,7 @@ NUTRIENT_COLUMNS = (
     "total_carbohydrate_g_per_100g",
     "total_sugars_g_per_100g",
 )
-IMPUTED_FLAGS = tuple(
-    "is_imputed_" + c.removesuffix("_per_100g") for c in NUTRIENT_COLUMNS
-)
+IMPUTED_FLAGS = tuple("is_imputed_" + c.removesuffix("_per_100g") for c in NUTRIENT_COLUMNS)
 NUTRITION_ENCODER = "label_per_100g"
 NUTRITION_ENCODER_VERSION = "1"
 
@@ -63,9 +61,7 @@ def nutrition_block(products: pl.DataFrame, nutrition: pl.DataFrame) -> FeatureB
     matrix = values.fill_null(0.0).to_numpy().astype(np.float64)
     flags = joined.select([pl.col(f).fill_null(False) for f in IMPUTED_FLAGS])
     any_imputed = flags.select(pl.any_horizontal(pl.all())).to_series().to_numpy() & present
-    extra = pl.concat(
-        [flags, joined.select("subset_distance_vector")], how="horizontal"
-    )
+    extra = pl.concat([flags, joined.select("subset_distance_vector")], how="horizontal")
     return FeatureBlock(
         name="N",
         keys=keys.select(KEY_COLUMNS),

@@ -49,9 +49,7 @@ def _version(dist: str) -> str:
 def text_encoder_version() -> str:
     """Model package version plus the libraries that compute the vectors (their versions can
     move the last bits), e.g. ``0.1.0+st6.2.0+torch2.13.0``. Part of the cache key."""
-    return (
-        f"{_version(TEXT_MODEL)}+st{_version('sentence-transformers')}+torch{_version('torch')}"
-    )
+    return f"{_version(TEXT_MODEL)}+st{_version('sentence-transformers')}+torch{_version('torch')}"
 
 
 @contextmanager
@@ -96,7 +94,10 @@ def load_text_model() -> Any:
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-    dim = model.get_sentence_embedding_dimension()
+    get_dim = getattr(model, "get_embedding_dimension", None) or (
+        model.get_sentence_embedding_dimension
+    )
+    dim = get_dim()
     if dim != TEXT_DIM:
         raise FeatureError(f"text encoder: {path} gives {dim}-d vectors, expected {TEXT_DIM}")
     return model

@@ -299,3 +299,15 @@ def test_v4_fixture_through_staging_sql(tmp_path: Path, data_mirror: Path) -> No
     assert sorted(v1.foods["food_name"].unique()) == ["cocoa", "garlic"]
     with pytest.raises(FeatureError, match="kg_version"):
         marts.foodatlas_graph(frames["entities"], frames["edges"], frames["concentrations"], "v9")
+
+
+def test_coverage_of_the_compound_block_by_hand() -> None:
+    from warehouse.features import coverage_table
+
+    blk = compound_features(PRODUCTS, _graph(), MOLECULES, EMB, SYN).blocks[("fp", "log")]
+    row = coverage_table([blk]).row(0, named=True)
+    # product 1: 6 parsed, 4 mapped, 5 compounds linked, 4 used; product 2: 2 parsed, nothing else
+    assert (row["ingredients_parsed_mean"], row["ingredients_parsed_max"]) == (4.0, 6.0)
+    assert (row["ingredients_mapped_mean"], row["ingredients_mapped_min"]) == (2.0, 0.0)
+    assert (row["compounds_linked_median"], row["compounds_used_max"]) == (2.5, 4.0)
+    assert row["share_with_block"] == 0.5 and not row["is_absent"]

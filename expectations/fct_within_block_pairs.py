@@ -10,7 +10,7 @@ TIE = 1e-10
 
 
 def parameters(con) -> dict:
-    rows = con.sql("select block_key, n_analog_pairs from marts.dim_blocks").fetchall()
+    rows = con.sql("select block_key, n_analog_pairs from marts.dim_blocks order by 1").fetchall()
     return {"pairs_per_block": {k: int(n) for k, n in rows if n}}
 
 

@@ -11,7 +11,9 @@ TIE = 1e-10
 
 
 def parameters(con) -> dict:
-    rows = con.sql("select category, n_within_category_pairs from marts.dim_categories").fetchall()
+    rows = con.sql(
+        "select category, n_within_category_pairs from marts.dim_categories order by 1"
+    ).fetchall()
     return {"pairs_per_category": {c: int(n) for c, n in rows if n}}
 
 

@@ -180,7 +180,8 @@ def evaluate(
     """Score prediction files: Table-2 metrics with BCa CIs, comparisons, trivial policies."""
     import json
 
-    from warehouse.evaluate import evaluate_files, render_table
+    from warehouse.evaluate.files import evaluate_files
+    from warehouse.evaluate.render import render_table
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
@@ -201,7 +202,7 @@ def report(
 ) -> None:
     """Write the self-contained HTML results report from the built warehouse's metrics marts."""
     from warehouse.config import load_settings
-    from warehouse.report import write_report
+    from warehouse.evaluate.results_report import write_report
 
     path = write_report(load_settings(db_path=db).db_path, out)
     _console().print(f"report written to {path}")
@@ -221,6 +222,7 @@ def quality(
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
     from rich.table import Table
 
+    from warehouse.build import ensure_manifest
     from warehouse.config import load_settings
     from warehouse.quality.runner import run_quality
 
@@ -229,6 +231,7 @@ def quality(
     with console.status("validating the warehouse") as status:
         result = run_quality(
             settings.db_path,
+            manifest=ensure_manifest(settings),
             write_table=False,
             report_path=out or settings.build_dir / "reports" / "quality.html",
             history_path=history or settings.build_dir / "quality" / "history.jsonl",
@@ -369,7 +372,7 @@ def docs(
         # dbt opens its database for writing: document a copy, never the published file
         copy = Path(tmp) / "docs.duckdb"
         shutil.copyfile(settings.db_path, copy)
-        run_dbt(["docs", "generate", "--static"], copy, Path(tmp))
+        run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
     _console().print(f"dbt docs written to {out}")
@@ -423,8 +426,7 @@ def train_molecular(
 ) -> None:
     """Train chemprop D-MPNN fits (resumable) and register them for the next build."""
     from warehouse.config import load_settings
-    from warehouse.molecular_marts import dmpnn_state_dir
-    from warehouse.train import train_molecular as run
+    from warehouse.molecular.train import train_molecular as run
 
     if grid and config != "best":
         raise WarehouseError(
@@ -432,7 +434,7 @@ def train_molecular(
             "Fix: pass one of the two."
         )
     settings = load_settings()
-    target = state_dir or dmpnn_state_dir()
+    target = state_dir or settings.dmpnn_dir
     result = run(
         settings,
         grid=grid,

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
-from warehouse.evaluate import check_result_shape, evaluate_files
-from warehouse.report import write_report
+from warehouse.evaluate.contract import check_result_shape
+from warehouse.evaluate.files import evaluate_files
+from warehouse.evaluate.results_report import write_report
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
@@ -123,7 +124,7 @@ def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
     )
     con.close()
     with pytest.raises(BuildError, match=SINGULAR):
-        run_dbt(["test", "--select", SINGULAR], copy, tmp_path)
+        run_dbt(["test", "--select", SINGULAR], built[0], copy, tmp_path)
 
 
 def test_marts_agree_with_evaluate(built, public_dir) -> None:

@@ -1,6 +1,6 @@
 """`tastebench evaluate` engine: published Table 2 from the public out-of-fold files, the JSON
 contract, bad input, coverage, comparisons, trivial policies, slices, the CLI and the marts'
-frames (warehouse/evaluate.py, warehouse/metrics_marts.py)."""
+frames (warehouse/evaluate/, warehouse/metrics/scoring.py, warehouse/metrics/tables.py)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,12 @@ from typer.testing import CliRunner
 from warehouse.cli import app
 from warehouse.config import REPO_ROOT
 from warehouse.errors import DataValidationError, WarehouseError
-from warehouse.evaluate import (
-    check_result_shape,
-    evaluate_files,
-    load_predictions,
-    pair_table,
-    render_table,
-)
+from warehouse.evaluate.contract import check_result_shape
+from warehouse.evaluate.files import evaluate_files, load_predictions
+from warehouse.evaluate.render import render_table
 from warehouse.metrics import METRIC_NAMES
-from warehouse.metrics_marts import (
+from warehouse.metrics.scoring import pair_table
+from warehouse.metrics.tables import (
     model_comparisons_table,
     model_metrics_per_category_table,
     model_metrics_table,

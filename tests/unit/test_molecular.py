@@ -197,7 +197,8 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
     """dim_ml_fits reuses int_molecules_featurized's Morgan bits instead of featurizing again:
     the matrix, and so the LightGBM fit, must be bitwise the same."""
     from warehouse.errors import WarehouseError
-    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+    from warehouse.molecular.fits import fingerprint_lookup
+    from warehouse.molecular.marts import featurized_molecules
 
     parts = [
         p.assign(**{SMILES_COLUMN: featurize(p[SMILES_COLUMN].tolist()).canonical_smiles})
@@ -217,7 +218,8 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
 
 
 def test_fingerprint_embedding_from_the_featurized_table_is_the_same(fart):
-    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+    from warehouse.molecular.fits import fingerprint_lookup
+    from warehouse.molecular.marts import featurized_molecules
 
     smiles = featurize(fart["test"][SMILES_COLUMN].iloc[:300].tolist()).canonical_smiles
     train = featurize(fart["train"][SMILES_COLUMN].iloc[:600].tolist()).canonical_smiles

@@ -111,12 +111,12 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
 
 
 def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monkeypatch):
-    from warehouse import molecular, molecular_marts
+    from warehouse import molecular
+    from warehouse.molecular.fits import cached_dmpnn_embedding
 
     fit, _ = smoke
-    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
     smiles = molecular.featurize(fart["test"]["Canonicalized SMILES"].iloc[:9]).canonical_smiles
-    first = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    first = cached_dmpnn_embedding(fit.checkpoint, smiles, tmp_path)
     stored = list((tmp_path / "embeddings" / fit.fit_id).glob("*.npy"))
     assert len(stored) == 1 and first.fit_hash == fit.fit_id
 
@@ -124,16 +124,16 @@ def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monke
         raise AssertionError("the network ran again for a cached (checkpoint, SMILES) pair")
 
     monkeypatch.setattr(molecular.dmpnn, "embed_dmpnn", must_not_run)
-    again = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    again = cached_dmpnn_embedding(fit.checkpoint, smiles, tmp_path)
     assert again.vectors.tobytes() == first.vectors.tobytes()
     assert again.table().equals(first.table())
     assert first.vectors.tobytes() == embed_dmpnn(fit.checkpoint, smiles).tobytes()
     with pytest.raises(AssertionError, match="ran again"):  # another SMILES list is not cached
-        molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles[:3])
+        cached_dmpnn_embedding(fit.checkpoint, smiles[:3], tmp_path)
 
 
 def test_selected_dmpnn_has_the_best_validation_macro_f1():
-    from warehouse.molecular_marts import selected_dmpnn
+    from warehouse.molecular.fits import selected_dmpnn
 
     def fit(name, n_wrong):
         y = np.array(TASTE_CLASSES * 4, dtype=object)

@@ -60,7 +60,7 @@ def coverage_table(
             ),
             "share_analogs_native": float(native[analog].mean()) if analog.any() else None,
             "is_absent": blk.is_absent,
-            "data_origin": ",".join(sorted(set(blk.data_origin))),
+            "data_origin": "|".join(sorted(set(blk.data_origin))),
         }
         is_c = blk.name == "C" and all(c in blk.extra.columns for c in _C_STATS.values())
         for prefix, col in _C_STATS.items():

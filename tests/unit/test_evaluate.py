@@ -25,6 +25,7 @@ from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files, load_predictions
 from warehouse.evaluate.render import render_table
 from warehouse.metrics import METRIC_NAMES
+from warehouse.metrics.core import TABLE2_METRICS
 from warehouse.metrics.scoring import pair_table
 from warehouse.metrics.tables import (
     model_comparisons_table,
@@ -33,14 +34,7 @@ from warehouse.metrics.tables import (
 )
 
 OOF = "food_similarity/results/oof_predictions"
-TABLE2 = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+TABLE2 = TABLE2_METRICS
 TOL3 = 0.0005 + 1e-9  # a published 3-decimal value is reproduced within half a unit (+ slack)
 NNLS = "nested_bt_gemini_nnls"
 FAST = 200  # bootstrap replicates where only shapes and points matter

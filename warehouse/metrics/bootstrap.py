@@ -54,6 +54,7 @@ from scipy import special
 
 from .core import (
     RECALL_KS,
+    TABLE2_METRICS,
     TIE_EPS,
     Grouped,
     as_category_array,
@@ -61,14 +62,7 @@ from .core import (
     group_by_category,
 )
 
-BOOT_METRICS = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+BOOT_METRICS = TABLE2_METRICS
 """Metrics with a main-table BCa interval (the Table-2 columns)."""
 
 SHARE_CLIP = 1e-10

@@ -4,8 +4,9 @@
 -- rows. edge_id matches stg_foodatlas__edges.
 with triplet_attestations as (
     select
-        'v4:' || triplets.head_id || ':' || coalesce(relationships.name, triplets.relationship_id)
-            || ':' || triplets.tail_id as edge_id,
+        'v4:' || triplets.head_id || ':'
+        || coalesce(relationships.name, triplets.relationship_id)
+        || ':' || triplets.tail_id as edge_id,
         coalesce(relationships.name, triplets.relationship_id) as relationship,
         unnest(
             cast(json_extract_string(triplets.attestation_ids, '$[*]') as varchar[])

@@ -33,7 +33,7 @@ def feature_cache_dir() -> Path:
     """``<build_dir>/features/cache`` of the current settings (the build's vector cache)."""
     from warehouse.config import load_settings
 
-    return load_settings().build_dir / "features" / "cache"
+    return load_settings().features_cache_dir
 
 
 def subset_features(products: pl.DataFrame, categories: pl.DataFrame) -> pl.DataFrame:

@@ -60,9 +60,13 @@ def test_unknown_column(bundle: Path, croissant: Path) -> None:
         read_bundle(bundle, croissant)
 
 
-def test_wrong_type_names_row_and_column(bundle: Path, croissant: Path) -> None:
+def test_wrong_type_names_row_and_column_never_the_gated_value(
+    bundle: Path, croissant: Path
+) -> None:
+    """An e-mail respondent id: the message names file, row and column, not the id (#15)."""
+
     def bad(f):
-        f.loc[2, "respondent"] = "R-17"
+        f.loc[2, "respondent"] = "ann.lee@example.com"
         return f
 
     _edit(bundle / RATINGS, bad)
@@ -70,7 +74,12 @@ def test_wrong_type_names_row_and_column(bundle: Path, croissant: Path) -> None:
         read_bundle(bundle, croissant)
     e = err.value
     assert (e.row, e.column) == (3, "respondent")
-    assert "'R-17' is not an integer" in str(e) and RATINGS in str(e)
+    assert "is not an integer" in str(e) and RATINGS in str(e)
+    assert "ann.lee" not in str(e) and "example.com" not in str(e)
+    # a value of a column that identifies nothing is still quoted
+    _edit(bundle / RATINGS, lambda f: f.assign(respondent="101").assign(similarity="x"))
+    with pytest.raises(DataValidationError, match="'x' is not a"):
+        read_bundle(bundle, croissant)
 
 
 def test_similarity_out_of_range(bundle: Path, croissant: Path) -> None:
@@ -91,7 +100,7 @@ def test_duplicate_rating(bundle: Path, croissant: Path) -> None:
     with pytest.raises(DataValidationError) as err:
         read_bundle(bundle, croissant)
     e = err.value
-    assert "duplicate rating" in str(e)
+    assert "duplicate rating" in str(e) and "respondent=a value (not shown" in str(e)
     assert e.row == 26 and e.column == "product_code"
 
 

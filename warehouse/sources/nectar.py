@@ -25,6 +25,9 @@ IMAGE_PATTERN = re.compile(
     r"^(?P<year>\d{4})/(?P<category>[^/]+)/(?P<code>\d+)/(?P<view>[^/]+)\.(?P<ext>jpg|jpeg|png)$",
     re.IGNORECASE,
 )
+# columns whose values identify a person or a product: messages name their row and column and
+# never quote the value (issue #15; docs/quality.md, "Messages")
+_IDENTIFYING = re.compile(r"respondent|upc|brand|join_?key", re.IGNORECASE)
 _TRUE = {"true", "1", "1.0", "yes", "t"}
 _FALSE = {"false", "0", "0.0", "no", "f"}
 
@@ -81,6 +84,11 @@ def _check_columns(path: Path, frame: pd.DataFrame, fields: tuple[Field, ...]) -
         )
 
 
+def _shown(column: str, value: object) -> str:
+    """``value`` as a message may show it: identifying columns are never quoted."""
+    return "a value (not shown: identifying column)" if _IDENTIFYING.search(column) else repr(value)
+
+
 def _convert(path: Path, frame: pd.DataFrame, field: Field) -> pd.Series:
     values = frame[field.name]
     empty = values.str.strip() == ""
@@ -107,7 +115,8 @@ def _convert(path: Path, frame: pd.DataFrame, field: Field) -> pd.Series:
         i = int(np.flatnonzero(bad_mask)[0])
         raise DataValidationError(
             str(path),
-            f"value {values.iloc[i]!r} is not {'an' if field.kind == 'integer' else 'a'} "
+            f"value {_shown(field.name, values.iloc[i])} is not "
+            f"{'an' if field.kind == 'integer' else 'a'} "
             f"{field.kind} ({bad_mask.sum()} such value(s) in this column)",
             f"write {field.kind} values in column '{field.name}' (empty for missing)",
             row=i + 1,
@@ -146,7 +155,7 @@ def _check_unique(path: Path, frame: pd.DataFrame, key: list[str], what: str) ->
     dup = frame.duplicated(subset=key, keep="first")
     if dup.any():
         i = _first_row(dup)
-        values = ", ".join(f"{k}={frame[k].iloc[i - 1]!r}" for k in key)
+        values = ", ".join(f"{k}={_shown(k, frame[k].iloc[i - 1])}" for k in key)
         raise DataValidationError(
             str(path),
             f"duplicate {what} ({values}); {int(dup.sum())} duplicate row(s) in total",

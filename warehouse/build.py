@@ -146,6 +146,11 @@ def build(
     bundle = (
         Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(settings, log)
     )
+    if not bundle.is_dir():
+        raise WarehouseError(
+            f"no NECTAR bundle at {bundle}: not a folder. Fix: pass the unpacked bundle folder "
+            "(--nectar or TASTEBENCH_NECTAR_BUNDLE), or neither to build on the simulation."
+        )
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
     for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
@@ -179,4 +184,31 @@ def build(
         for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
             leftover.unlink(missing_ok=True)
         raise
-    return BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)
+    result = BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)
+    write_build_record(settings, result)
+    return result
+
+
+def write_build_record(settings: Settings, result: BuildResult) -> Path:
+    """``<build_dir>/last_build.json``: what the last successful build published and from which
+    inputs (its settings, the bundle, timings). Later commands read the data mirror from it
+    (:func:`warehouse.config.recorded_mirror`), so they work in a fresh shell."""
+    import json
+    from datetime import UTC, datetime
+
+    from warehouse.config import BUILD_RECORD
+
+    record = {
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "db_path": str(result.db_path),
+        "nectar_bundle": str(result.nectar_bundle),
+        "data_origin": result.data_origin,
+        "settings": settings.as_record(),
+        "raw_counts": result.raw_counts,
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+    }
+    path = settings.build_dir / BUILD_RECORD
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -68,6 +68,18 @@ class Settings:
     def default_simulation_dir(self) -> Path:
         return self.build_dir / "nectar_simulated"
 
+    def as_record(self) -> dict[str, str | None]:
+        """Every setting by name, paths as strings (what a build records)."""
+        return {
+            "build_dir": str(self.build_dir),
+            "db_path": str(self.db_path),
+            "mirror": None if self.mirror is None else str(self.mirror),
+            "nectar_bundle": None if self.nectar_bundle is None else str(self.nectar_bundle),
+            "foodatlas_v4": None if self.foodatlas_v4 is None else str(self.foodatlas_v4),
+            "fits_dir": str(self.fits_dir),
+            "dmpnn_dir": str(self.dmpnn_dir),
+        }
+
     def as_env(self) -> dict[str, str]:
         """These settings as the environment variables :func:`load_settings` reads: what a child
         process (dbt and its Python models) needs to resolve exactly the same paths."""
@@ -85,6 +97,22 @@ class Settings:
             if value is not None:
                 env[name] = str(value)
         return env
+
+
+BUILD_RECORD = "last_build.json"
+
+
+def recorded_mirror(build_dir: Path) -> Path | None:
+    """The data mirror recorded by the last successful build in ``build_dir`` (None when there is
+    none, or the folder it names is gone)."""
+    import json
+
+    record = Path(build_dir) / BUILD_RECORD
+    try:
+        mirror = json.loads(record.read_text(encoding="utf-8")).get("settings", {}).get("mirror")
+    except (OSError, ValueError):
+        return None
+    return Path(mirror) if mirror and Path(mirror).is_dir() else None
 
 
 def _opt_path(name: str) -> Path | None:
@@ -111,6 +139,10 @@ def load_settings(**overrides: Path | None) -> Settings:
     # derived defaults follow the (possibly overridden) build folder
     build_dir = values["build_dir"] or REPO_ROOT / "build"
     fits_dir = values["fits_dir"] or build_dir / "fits"
+    if values["mirror"] is None:
+        # the data mirror the last build of this folder resolved its inputs from: a command run
+        # later in a fresh shell finds the same files without exporting anything
+        values["mirror"] = recorded_mirror(build_dir)
     return Settings(
         build_dir=build_dir,
         db_path=values["db_path"] or build_dir / "tastebench.duckdb",

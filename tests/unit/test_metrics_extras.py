@@ -18,7 +18,6 @@ from warehouse.metrics import (
     expected_calibration_error,
     holm,
     lower_code_wins,
-    paired_comparison,
     pairwise_accuracy,
     pairwise_credits,
     random_policy_expected,
@@ -52,16 +51,16 @@ def test_signflip_p_value_matches_exact_enumeration() -> None:
     obs = abs(d.mean())
     flips = [abs((np.array(s) * d).mean()) for s in itertools.product([-1, 1], repeat=len(d))]
     exact = np.mean(np.array(flips) >= obs - 1e-12)
-    res = paired_comparison(a, b, n_boot=2000, n_perm=20000)
+    res = compare_models({"a": a, "b": b}, n_boot=2000, n_perm=20000).iloc[0]
     assert res["diff"] == pytest.approx(d.mean())
     assert res["p_value"] == pytest.approx(exact, abs=0.01)
     assert res["ci_lo"] <= res["diff"] <= res["ci_hi"]
-    assert res["n_pairs"] == 8
+    assert res["model_a"] == "a" and res["model_b"] == "b"
 
 
 def test_identical_models_are_not_resolved() -> None:
     c = np.array([1.0, 0.0, 0.5, 1.0])
-    res = paired_comparison(c, c.copy(), n_boot=500, n_perm=500)
+    res = compare_models({"a": c, "b": c.copy()}, n_boot=500, n_perm=500).iloc[0]
     assert res["diff"] == 0 and res["p_value"] == 1.0 and res["ci_lo"] == res["ci_hi"] == 0
 
 

@@ -64,7 +64,9 @@ def load_predictions(path: str | Path) -> PredictionFile:
         frame = pd.read_csv(path, dtype={"category": str, "product_code": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DataValidationError(
-            str(path), f"not a readable CSV ({exc})", "save the predictions as UTF-8 CSV"
+            str(path),
+            f"not a readable CSV ({' '.join(str(exc).split())})",
+            "save the predictions as UTF-8 CSV",
         ) from exc
     frame.columns = [str(c).strip() for c in frame.columns]
     for col in REQUIRED_COLUMNS:

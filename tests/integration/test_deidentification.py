@@ -76,12 +76,12 @@ def _fullwidth(c: str) -> str:
 def _text_plants(analogs: pl.DataFrame) -> list[dict]:
     """One plant per leak class: the product (a rated analog), the Brand to set (or None), the
     text prepended to its ingredient list, and the exact string that must never be public."""
-    multi = analogs.filter(pl.col("brand").str.contains(" ")).row(0, named=True)
     single = analogs.filter(~pl.col("brand").str.contains(" ")).row(0, named=True)
-    words, one = multi["brand"].split(), single["brand"]
+    one = single["brand"]
+    multi = "Harbor Lane Provisions"  # set as a Brand: also matched as "Harbor Lane"
     plants = [  # (leak class, product, Brand to set, the leaking spelling, the rest of the text)
-        ("words_joined", multi, None, "".join(words), "Plant-Based Blend"),
-        ("words_hyphenated", multi, None, "-".join(words), "Seasoned Blend"),
+        ("words_joined", None, multi, "HarborLaneProvisions", "Plant-Based Blend"),
+        ("words_hyphenated", None, multi, "Harbor-Lane", "Seasoned Blend"),
         ("soft_hyphen", single, None, _soft(one), "Plant-Based Bacon Blend"),
         ("zero_width_and_fullwidth", single, None, _fullwidth(one[0]) + one[1:] + "\u200b", "Mix"),
         ("curly_apostrophe", None, "Nora's Kitchen", "Nora\u2019s Kitchen", "Oat Blend"),
@@ -91,12 +91,10 @@ def _text_plants(analogs: pl.DataFrame) -> list[dict]:
         ("seed_brand_not_in_bundle", None, None, "Beyond Meat", "Plant-Based Patty"),
         ("seed_brand_variant", None, None, "Ben and Jerry\u2019s", "Non-Dairy Base"),
     ]
-    taken = {
-        (multi["category"], multi["product_code"]),
-        (single["category"], single["product_code"]),
-    }
     free = iter(
-        r for r in analogs.iter_rows(named=True) if (r["category"], r["product_code"]) not in taken
+        r
+        for r in analogs.iter_rows(named=True)
+        if (r["category"], r["product_code"]) != (single["category"], single["product_code"])
     )
     out = []
     for name, row, brand, leak, rest in plants:

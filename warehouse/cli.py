@@ -215,9 +215,7 @@ def evaluate(
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
-    result = evaluate_files(
-        predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci
-    )
+    result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci)
     _console().print(render_table(result, per_category=per_category))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -31,13 +31,13 @@ from .core import (
     per_category_metrics,
     per_category_pairwise,
 )
+from .intervals import metric_intervals, per_category_intervals
 from .policies import lower_code_wins, random_policy_expected, slot1_wins_accuracy
 from .slices import (
     accuracy_by_delta_quintile,
     accuracy_clear_vs_ambiguous,
     expected_calibration_error,
 )
-from .intervals import metric_intervals, per_category_intervals
 from .validate import normalize_code
 
 ALPHA = 0.05
@@ -465,9 +465,7 @@ def trivial_policies(
     if all(isinstance(c, int) for c in codes):
         pred = -codes.astype(np.float64)
         with single_thread_blas():
-            lcw = lower_code_wins(
-                cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed, ci=ci
-            )
+            lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed, ci=ci)
         points = compute_all(cat, g, pred)
         metrics = {m: _policy_metric(v) for m, v in lcw.items()}
         for m in ("pairwise_accuracy_macro", "pairwise_accuracy_pooled"):

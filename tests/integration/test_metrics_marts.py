@@ -193,6 +193,8 @@ def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
     assert "public out-of-fold" in page and "is not a real" in page
     assert "published 0.683" in page and "trivial policy: slot1_wins" in page
     assert "pub miss" not in page  # every published value reproduced
+    # the default interval in the cell, the published convention marked for comparison
+    assert "published BCa [0.653, 0.740]" in page and "for comparison only" in page
 
     result = CliRunner().invoke(
         app, ["report", "--db", str(built[1].db_path), "--out", str(tmp_path / "cli.html")]

@@ -448,6 +448,26 @@ def test_cli_evaluate_writes_json(tmp_path, oof_files) -> None:
     assert [m["name"] for m in data["models"]] == [Path(f).stem for f in files]
     assert data["bootstrap"]["n_boot"] == FAST and len(data["comparisons"]) == 3
     assert "Per-category" in result.output
+    assert data["ci"]["convention"] == "default" and "default methods" in result.output
+    pub = tmp_path / "pub.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            files[0],
+            "--bootstrap",
+            str(FAST),
+            "--json",
+            str(pub),
+            "--ci",
+            "published_bca",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(pub.read_text())["ci"]["convention"] == "published_bca"
+    assert "published BCa" in result.output
+    result = CliRunner().invoke(app, ["evaluate", files[0], "--ci", "bca"])
+    assert isinstance(result.exception, WarehouseError) and "published_bca" in str(result.exception)
 
 
 def test_cli_bad_input_exits_nonzero_without_traceback(tmp_path, nnls_frame) -> None:

@@ -198,8 +198,16 @@ def evaluate(
         ),
     ] = None,
     db: Annotated[Path | None, typer.Option(help="DuckDB file for --gold warehouse.")] = None,
+    ci: Annotated[
+        str,
+        typer.Option(
+            help="Interval convention: default (each metric's sound method, ustat_t "
+            "comparisons; docs/statistics.md) or published_bca (the published BCa intervals "
+            "and pair-bootstrap comparisons, as printed before schema version 2)."
+        ),
+    ] = "default",
 ) -> None:
-    """Score prediction files: Table-2 metrics with BCa CIs, comparisons, trivial policies."""
+    """Score prediction files: Table-2 metrics with 95% CIs, comparisons, trivial policies."""
     import json
 
     from warehouse.evaluate.files import evaluate_files
@@ -207,7 +215,7 @@ def evaluate(
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
-    result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db)
+    result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci)
     _console().print(render_table(result, per_category=per_category))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -57,9 +57,15 @@ def test_fct_oof_predictions(built) -> None:
 def test_metric_marts_have_nine_models_times_eight_metrics(built) -> None:
     db = built[1].db_path
     m = _df(db, "select * from marts.agg_model_metrics")
-    models = m[~m["is_trivial_policy"]]
+    models = m[~m["is_trivial_policy"] & m["is_default_ci"]]
     assert len(models) == 72
     assert models.groupby("model_id")["metric"].nunique().eq(8).all()
+    # the published files carry both conventions: 7 interval metrics twice, pooled once
+    public = m[~m["is_trivial_policy"] & (m["source"] == "tastebench_public")]
+    assert public.groupby("model_id").size().eq(7 + 7 + 1).all()
+    pub = public[public["ci_method"] == "published_bca"]
+    assert pub.groupby("model_id")["metric"].nunique().eq(7).all()
+    assert not pub["is_default_ci"].any()
     assert set(m.loc[m["is_trivial_policy"], "model_id"]) == {
         "policy:random",
         "policy:slot1_wins",
@@ -70,9 +76,9 @@ def test_metric_marts_have_nine_models_times_eight_metrics(built) -> None:
         origins = _df(db, f"select distinct data_origin from marts.{table}")["data_origin"]
         assert origins.tolist() == ["tastebench_public"], table
     per_cat = _df(db, "select * from marts.agg_model_metrics_per_category")
-    assert len(per_cat) == 9 * 24
+    assert len(per_cat) == 9 * 24 * 2 and per_cat["is_default_ci"].sum() == 9 * 24
     comps = _df(db, "select * from marts.agg_model_comparisons")
-    assert len(comps) == 36 and comps["is_resolved"].any()
+    assert len(comps) == 36 and (comps["ci_method"] == "ustat_t").all()
 
 
 def test_agg_model_metrics_reproduces_published_table2(built) -> None:
@@ -81,7 +87,7 @@ def test_agg_model_metrics_reproduces_published_table2(built) -> None:
         db,
         "select m.model_id, m.metric, m.point, p.* from marts.agg_model_metrics m "
         "join seeds.published_table2 p on m.model_id = p.model_file_stem "
-        "where not m.is_trivial_policy",
+        "where not m.is_trivial_policy and m.ci_method = 'published_bca'",
     )
     checked = 0
     for r in joined.to_dict("records"):
@@ -92,7 +98,8 @@ def test_agg_model_metrics_reproduces_published_table2(built) -> None:
     nnls = _df(
         db,
         "select ci_lo, ci_hi from marts.agg_model_metrics "
-        "where model_id = 'nested_bt_gemini_nnls' and metric = 'pairwise_accuracy'",
+        "where model_id = 'nested_bt_gemini_nnls' and metric = 'pairwise_accuracy' "
+        "and ci_method = 'published_bca'",
     ).iloc[0]
     assert abs(nnls["ci_lo"] - 0.654) <= 0.005 and abs(nnls["ci_hi"] - 0.740) <= 0.005
 
@@ -117,7 +124,8 @@ def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
     con = duckdb.connect(str(copy))
     con.execute(
         "update marts.agg_model_metrics set point = point + 0.001 "
-        "where model_id = 'ridge_SNCTI_bench' and metric = 'kendall_tau'"
+        "where model_id = 'ridge_SNCTI_bench' and metric = 'kendall_tau' "
+        "and ci_method = 'published_bca'"
     )
     con.close()
     with pytest.raises(BuildError, match=SINGULAR):
@@ -125,20 +133,26 @@ def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
 
 
 def test_marts_agree_with_evaluate(built, public_dir) -> None:
-    """The mart and `tastebench evaluate` are the same engine: same points and intervals."""
+    """The mart and `tastebench evaluate` are the same engine: same points and intervals, under
+    each convention (`--ci default` = the is_default_ci rows, `--ci published_bca` = those)."""
     db = built[1].db_path
-    res = evaluate_files(
-        [public_dir / "food_similarity/results/oof_predictions/nested_bt_gemini_nnls.csv"],
-        n_boot=10000,
-    )
-    mart = _df(
-        db,
-        "select metric, point, ci_lo, ci_hi from marts.agg_model_metrics "
-        "where model_id = 'nested_bt_gemini_nnls'",
-    ).set_index("metric")
-    for metric, iv in res["models"][0]["metrics"].items():
-        assert mart.loc[metric, "point"] == pytest.approx(iv["point"], abs=1e-12)
-        if iv["ci_lo"] is not None:
+    conventions = (("default", "is_default_ci"), ("published_bca", "ci_method = 'published_bca'"))
+    for ci, where in conventions:
+        res = evaluate_files(
+            [public_dir / "food_similarity/results/oof_predictions/nested_bt_gemini_nnls.csv"],
+            n_boot=10000,
+            ci=ci,
+        )
+        mart = _df(
+            db,
+            "select metric, point, ci_lo, ci_hi, ci_method from marts.agg_model_metrics "
+            f"where model_id = 'nested_bt_gemini_nnls' and {where}",
+        ).set_index("metric")
+        for metric, iv in res["models"][0]["metrics"].items():
+            if iv["ci_lo"] is None:
+                continue
+            assert mart.loc[metric, "ci_method"] == iv["ci_method"]
+            assert mart.loc[metric, "point"] == pytest.approx(iv["point"], abs=1e-12)
             assert mart.loc[metric, "ci_lo"] == pytest.approx(iv["ci_lo"], abs=1e-12)
             assert mart.loc[metric, "ci_hi"] == pytest.approx(iv["ci_hi"], abs=1e-12)
 
@@ -179,6 +193,8 @@ def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
     assert "public out-of-fold" in page and "is not a real" in page
     assert "published 0.683" in page and "trivial policy: slot1_wins" in page
     assert "pub miss" not in page  # every published value reproduced
+    # the default interval in the cell, the published convention marked for comparison
+    assert "published BCa [0.653, 0.740]" in page and "for comparison only" in page
 
     result = CliRunner().invoke(
         app, ["report", "--db", str(built[1].db_path), "--out", str(tmp_path / "cli.html")]

@@ -92,8 +92,11 @@ def test_reproduces_published_table2_for_every_model(fast_result, published) -> 
 def test_nnls_pairwise_bca_bounds_at_10000(public_dir) -> None:
     """Main-table BCa (BENCHMARK.md section 4): [.653, .740]; within +/- .005 of the printed
     [.654, .740]."""
-    res = evaluate_files([public_dir / OOF / f"{NNLS}.csv"], n_boot=10000, seed=42)
+    res = evaluate_files(
+        [public_dir / OOF / f"{NNLS}.csv"], n_boot=10000, seed=42, ci="published_bca"
+    )
     iv = res["models"][0]["metrics"]["pairwise_accuracy"]
+    assert iv["ci_method"] == "published_bca"
     assert abs(iv["point"] - 0.683) <= TOL3
     assert abs(iv["ci_lo"] - 0.654) <= 0.005 and abs(iv["ci_hi"] - 0.740) <= 0.005
     assert round(iv["ci_lo"], 3) == 0.653 and round(iv["ci_hi"], 3) == 0.740
@@ -445,6 +448,26 @@ def test_cli_evaluate_writes_json(tmp_path, oof_files) -> None:
     assert [m["name"] for m in data["models"]] == [Path(f).stem for f in files]
     assert data["bootstrap"]["n_boot"] == FAST and len(data["comparisons"]) == 3
     assert "Per-category" in result.output
+    assert data["ci"]["convention"] == "default" and "default methods" in result.output
+    pub = tmp_path / "pub.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            files[0],
+            "--bootstrap",
+            str(FAST),
+            "--json",
+            str(pub),
+            "--ci",
+            "published_bca",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(pub.read_text())["ci"]["convention"] == "published_bca"
+    assert "published BCa" in result.output
+    result = CliRunner().invoke(app, ["evaluate", files[0], "--ci", "bca"])
+    assert isinstance(result.exception, WarehouseError) and "published_bca" in str(result.exception)
 
 
 def test_cli_bad_input_exits_nonzero_without_traceback(tmp_path, nnls_frame) -> None:
@@ -507,7 +530,10 @@ def test_metrics_mart_frame(oof_mart, public_dir, published, fast_result) -> Non
     )
     table = model_metrics_table(oof_mart, pairs, n_boot=FAST)
     assert table["model_metric_key"].is_unique
-    models = table[~table["is_trivial_policy"]]
+    # public files: both conventions (7 interval metrics twice, pooled once as 'none')
+    assert len(table[~table["is_trivial_policy"]]) == 9 * (7 + 7 + 1)
+    assert table[table["is_default_ci"]].groupby(["model_id", "metric"]).size().eq(1).all()
+    models = table[~table["is_trivial_policy"] & table["is_default_ci"]]
     assert len(models) == 9 * 8 and models["model_id"].nunique() == 9
     for r in models[models["metric"].isin(TABLE2)].itertuples():
         assert abs(r.point - published.loc[r.model_id, r.metric]) <= TOL3
@@ -524,9 +550,13 @@ def test_metrics_mart_frame(oof_mart, public_dir, published, fast_result) -> Non
 
 def test_per_category_and_comparison_mart_frames(oof_mart) -> None:
     per_cat = model_metrics_per_category_table(oof_mart, n_boot=FAST)
-    assert len(per_cat) == 9 * 24 and per_cat["model_category_key"].is_unique
+    assert len(per_cat) == 9 * 24 * 2 and per_cat["model_category_key"].is_unique
+    assert set(per_cat["ci_method"]) == {"published_bca", "distinct_percentile"}
+    per_cat = per_cat[per_cat["is_default_ci"]]
+    assert len(per_cat) == 9 * 24
     assert (per_cat.groupby("model_id")["n_pairs"].sum() == 935).all()
     comps = model_comparisons_table(oof_mart, n_boot=FAST)
     assert len(comps) == 36 and comps["comparison_key"].is_unique
+    assert (comps["ci_method"] == "ustat_t").all()
     assert (comps["model_a"] < comps["model_b"]).all()
     assert (comps["data_origin"] == "tastebench_public").all()

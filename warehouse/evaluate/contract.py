@@ -6,15 +6,26 @@ import math
 from collections.abc import Mapping
 
 from warehouse.metrics.core import METRIC_NAMES
-from warehouse.metrics.scoring import POLICY_DESCRIPTIONS
+from warehouse.metrics.intervals import INTERVAL_METRICS
+from warehouse.metrics.scoring import CI_CHOICES, POLICY_DESCRIPTIONS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: every interval names its method (``ci_method``, ``is_degenerate``, ``ci_note``), the
+result names the convention (``ci``) and comparisons their method (issue #14); 1: published
+convention only."""
 
 _INTERVAL = {"point": "num?", "ci_lo": "num?", "ci_hi": "num?"}
+_NAMED = {**_INTERVAL, "ci_method": "str", "is_degenerate": "bool", "ci_note": "str"}
 _SHAPE: dict[str, object] = {
     "schema_version": "int",
     "gold": ("file", "warehouse"),
     "data_origin": "str",
+    "ci": {
+        "convention": tuple(CI_CHOICES),
+        "methods": dict.fromkeys(INTERVAL_METRICS, "str"),
+        "per_category": "str",
+        "comparisons": "str",
+    },
     "bootstrap": {"n_boot": "int", "seed": "int"},
     "models": [
         {
@@ -23,9 +34,9 @@ _SHAPE: dict[str, object] = {
             "n_pairs": "int",
             "coverage": "num",
             "missing_products": [{"category": "str", "product_code": "any"}],
-            "metrics": dict.fromkeys(METRIC_NAMES, _INTERVAL),
+            "metrics": dict.fromkeys(METRIC_NAMES, _NAMED),
             "per_category": {
-                "*": {"n_products": "int", "n_pairs": "int", "pairwise_accuracy": _INTERVAL}
+                "*": {"n_products": "int", "n_pairs": "int", "pairwise_accuracy": _NAMED}
             },
             "slices": {"delta_quintiles": {"delta_of": "str", "bins": "list"}},
         }
@@ -41,6 +52,8 @@ _SHAPE: dict[str, object] = {
             "p_value": "num?",
             "p_holm": "num?",
             "is_resolved": "bool",
+            "ci_method": "str",
+            "ci_note": "str",
         }
     ],
     "trivial_policies": [

@@ -15,8 +15,17 @@ import pandas as pd
 
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.contract import SCHEMA_VERSION
+from warehouse.metrics.intervals import (
+    DEFAULT_CI_METHODS,
+    DEFAULT_PER_CATEGORY_METHOD,
+    INTERVAL_METRICS,
+)
 from warehouse.metrics.scoring import (
     ALPHA,
+    CI_CHOICES,
+    COMPARE_METHOD,
+    DEFAULT_PER_CATEGORY_VARIANT,
+    DEFAULT_VARIANT,
     MAIN_VARIANT,
     PER_CATEGORY_VARIANT,
     calibration,
@@ -258,8 +267,13 @@ def evaluate_files(
     *,
     settings=None,
     alpha: float = ALPHA,
+    ci: str = "default",
 ) -> dict[str, object]:
     """Score prediction files; return the JSON contract of docs/evaluate.md.
+
+    ``ci``: ``"default"`` (each metric's default interval method and ``ustat_t`` comparisons,
+    docs/statistics.md) or ``"published_bca"`` (the published convention and the pair-bootstrap
+    comparisons: the output of schema version 1, bit for bit, plus the method fields).
 
     ``gold``: ``"file"`` (each file's ``true_rank``/``true_score``; known products = the public
     out-of-fold product set), ``"warehouse"`` (``marts.fct_panel_means`` of the DuckDB file at
@@ -269,6 +283,9 @@ def evaluate_files(
     """
     if not paths:
         raise WarehouseError("no prediction files given. Fix: pass one or more CSV paths.")
+    if ci not in CI_CHOICES:
+        raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
+    compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
     files = [load_predictions(p) for p in paths]
     seen: dict[str, Path] = {}
     for f in files:
@@ -287,10 +304,16 @@ def evaluate_files(
         df, coverage = _scored_frame(f, ref)
         frames[f.name] = df
         score = score_model(
-            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, alpha=alpha
+            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, alpha=alpha, ci=ci
         )
         per_cat = score_per_category(
-            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, all_metrics=False
+            df["category"],
+            df["gold"],
+            df["pred"],
+            n_boot=n_boot,
+            seed=seed,
+            all_metrics=False,
+            ci=ci,
         )
         pairs = pair_table(df["category"], df["product_code"], df["gold"], df["pred"])
         tables[f.name] = pairs
@@ -338,9 +361,12 @@ def evaluate_files(
                     r["category"]: {
                         "n_products": int(r["n_products"]),
                         "n_pairs": int(r["n_pairs"]),
-                        "pairwise_accuracy": interval(
-                            r["pairwise_accuracy"], r["ci_lo"], r["ci_hi"]
-                        ),
+                        "pairwise_accuracy": {
+                            **interval(r["pairwise_accuracy"], r["ci_lo"], r["ci_hi"]),
+                            "ci_method": r["ci_method"],
+                            "is_degenerate": bool(r["is_degenerate"]),
+                            "ci_note": r["ci_note"],
+                        },
                     }
                     for r in per_cat.to_dict("records")
                 },
@@ -350,7 +376,12 @@ def evaluate_files(
         )
 
     comparisons = compare_pair_tables(
-        tables, n_boot=n_boot, seed=seed, alpha=alpha, sources={f.name: str(f.path) for f in files}
+        tables,
+        n_boot=n_boot,
+        seed=seed,
+        alpha=alpha,
+        sources={f.name: str(f.path) for f in files},
+        method=compare_method,
     )
 
     if mode == "warehouse":
@@ -371,6 +402,7 @@ def evaluate_files(
         n_boot=n_boot,
         seed=seed,
         pair_file=ref.pair_file,
+        ci=ci,
     )
     for p in policies:
         if p["name"] != "slot1_wins":
@@ -384,12 +416,24 @@ def evaluate_files(
         "schema_version": SCHEMA_VERSION,
         "gold": mode,
         "data_origin": data_origin,
+        "ci": {
+            "convention": ci,
+            "methods": {
+                m: (DEFAULT_CI_METHODS[m] if ci == "default" else "published_bca")
+                for m in INTERVAL_METRICS
+            },
+            "per_category": DEFAULT_PER_CATEGORY_METHOD if ci == "default" else "published_bca",
+            "comparisons": compare_method,
+            "doc": "docs/statistics.md",
+        },
         "bootstrap": {
             "n_boot": int(n_boot),
             "seed": int(seed),
             "alpha": alpha,
-            "main_table": MAIN_VARIANT,
-            "per_category": PER_CATEGORY_VARIANT,
+            "main_table": MAIN_VARIANT if ci == "published_bca" else DEFAULT_VARIANT,
+            "per_category": PER_CATEGORY_VARIANT
+            if ci == "published_bca"
+            else DEFAULT_PER_CATEGORY_VARIANT,
         },
         "models": models,
         "comparisons": comparisons,

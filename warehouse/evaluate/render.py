@@ -25,6 +25,8 @@ def _fmt(iv: Mapping[str, object] | None, ci: bool = True) -> str:
     text = f"{iv['point']:.3f}"
     if ci and iv.get("ci_lo") is not None and iv.get("ci_hi") is not None:
         text += f" [{iv['ci_lo']:.3f}, {iv['ci_hi']:.3f}]"
+        if iv.get("is_degenerate"):
+            text += " (degenerate)"
     return text
 
 
@@ -45,7 +47,9 @@ def render_table(result: Mapping[str, object], per_category: bool = False):
         parts.append(
             Text("SIMULATED gold: these numbers are not real results.", style="bold yellow")
         )
-    main = Table(title="TasteBench metrics (point [95% BCa])", show_lines=False)
+    conv = result.get("ci", {}).get("convention", "published_bca")
+    label = "published BCa" if conv == "published_bca" else "default methods, docs/statistics.md"
+    main = Table(title=f"TasteBench metrics (point [95% CI: {label}])", show_lines=False)
     main.add_column("model")
     main.add_column("n", justify="right")
     main.add_column("coverage", justify="right")
@@ -71,7 +75,8 @@ def render_table(result: Mapping[str, object], per_category: bool = False):
     parts.append(main)
 
     if result["comparisons"]:
-        comp = Table(title="Paired comparisons (pairwise accuracy, Holm-corrected)")
+        method = result.get("ci", {}).get("comparisons", "pair_bootstrap")
+        comp = Table(title=f"Paired comparisons (pairwise accuracy, {method}, Holm-corrected)")
         for col in ("model a", "model b", "pairs", "diff [95% CI]", "p", "p Holm", "resolved"):
             comp.add_column(col, justify="left" if col.startswith("model") else "right")
         for c in result["comparisons"]:
@@ -129,7 +134,7 @@ def render_table(result: Mapping[str, object], per_category: bool = False):
 
     if per_category:
         cats = sorted({c for m in result["models"] for c in m["per_category"]})
-        pc = Table(title="Per-category pairwise accuracy (point [95% BCa, per-category variant])")
+        pc = Table(title=f"Per-category pairwise accuracy (point [95% CI: {label}])")
         pc.add_column("category")
         pc.add_column("n", justify="right")
         for m in result["models"]:

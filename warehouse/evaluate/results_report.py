@@ -48,6 +48,7 @@ td.name, th.name { text-align: left; }
 tr.policy td { color: #666; background: #fafafa; font-style: italic; }
 tr.flag td { color: #c62828; }
 .pub { color: #555; font-size: .76rem; }
+.conv { color: #888; font-size: .72rem; font-style: italic; }
 .miss { color: #c62828; font-weight: bold; }
 figure { margin: 1rem 0; }
 figcaption { font-size: .85rem; color: #444; }
@@ -102,8 +103,18 @@ def _cell(point, lo, hi) -> str:
     return text
 
 
+def _split_conventions(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(default rows: one per model and metric; published-convention rows, shown for
+    comparison)."""
+    return (
+        metrics[metrics["is_default_ci"]],
+        metrics[metrics["ci_method"] == "published_bca"],
+    )
+
+
 def _main_table(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
     pub = published.set_index("model_file_stem")
+    metrics, conv = _split_conventions(metrics)
     models = metrics[~metrics["is_trivial_policy"]]
     policies = metrics[metrics["is_trivial_policy"]]
     order = (
@@ -119,11 +130,20 @@ def _main_table(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
     body = []
     for model_id in order:
         rows = models[models["model_id"] == model_id].set_index("metric")
+        pubci = conv[conv["model_id"] == model_id].set_index("metric")
         name = pub["display_name"].get(model_id, model_id) if len(pub) else model_id
         cells = []
         for m in TABLE2 + EXTRA:
             r = rows.loc[m] if m in rows.index else None
             cell = "&ndash;" if r is None else _cell(r["point"], r["ci_lo"], r["ci_hi"])
+            if r is not None and bool(r["is_degenerate"]):
+                cell += "<br><span class='small'>degenerate</span>"
+            if m in pubci.index:
+                q = pubci.loc[m]
+                cell += (
+                    f"<br><span class='conv'>published BCa [{q['ci_lo']:.3f}, "
+                    f"{q['ci_hi']:.3f}]</span>"
+                )
             if m in TABLE2 and model_id in pub.index:
                 published_value = float(pub.loc[model_id, m])
                 ok = r is not None and abs(float(r["point"]) - published_value) <= 0.0005 + 1e-9
@@ -166,6 +186,7 @@ def _heatmap(per_category: pd.DataFrame, names: dict[str, str]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    per_category = per_category[per_category["is_default_ci"]]
     grid = per_category.pivot(index="model_id", columns="category", values="pairwise_accuracy")
     grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False).index]
     fig, ax = plt.subplots(figsize=(max(8, 0.55 * grid.shape[1] + 3), 0.5 * grid.shape[0] + 2))
@@ -190,8 +211,9 @@ def _ci_plot(metrics: pd.DataFrame, published: pd.DataFrame, names: dict[str, st
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    acc = metrics[(metrics["metric"] == "pairwise_accuracy") & ~metrics["is_trivial_policy"]]
-    acc = acc.sort_values("point")
+    sel = (metrics["metric"] == "pairwise_accuracy") & ~metrics["is_trivial_policy"]
+    acc = metrics[sel & metrics["is_default_ci"]].sort_values("point")
+    conv = metrics[sel & (metrics["ci_method"] == "published_bca")].set_index("model_id")
     pub = published.set_index("model_file_stem")["pairwise_accuracy"]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(acc) + 1.5))
     y = range(len(acc))
@@ -202,15 +224,26 @@ def _ci_plot(metrics: pd.DataFrame, published: pd.DataFrame, names: dict[str, st
         fmt="o",
         color="#1f5fa8",
         capsize=3,
-        label="this warehouse: point and 95% BCa",
+        label="point and 95% CI (default: ustat_t)",
     )
+    shown = [(i, m) for i, m in enumerate(acc["model_id"]) if m in conv.index]
+    if shown:
+        c = conv.loc[[m for _, m in shown]]
+        ax.hlines(
+            [i + 0.25 for i, _ in shown],
+            c["ci_lo"],
+            c["ci_hi"],
+            color="#999",
+            linewidth=2,
+            label="published convention (BCa), for comparison",
+        )
     pub_x = [pub.get(m) for m in acc["model_id"]]
     ax.scatter(pub_x, list(y), marker="x", color="#c62828", zorder=3, label="published point")
     ax.axvline(0.5, color="#888", linestyle="--", linewidth=1, label="random policy (0.5)")
     ax.set_yticks(list(y), [names.get(m, m) for m in acc["model_id"]], fontsize=8)
     ax.set_xlabel("pairwise accuracy")
     ax.legend(fontsize=7, loc="lower right")
-    ax.set_title("Pairwise accuracy with 95% BCa intervals")
+    ax.set_title("Pairwise accuracy with 95% intervals")
     uri = _fig_to_data_uri(fig)
     plt.close(fig)
     return uri
@@ -278,25 +311,31 @@ agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
 {banner}
 {warning}
 <h2>Figure 1. Main table</h2>
-<p class="small">Point [95% CI]. Table-2 metrics: main-table BCa (BENCHMARK.md &sect;4; 10,000
-replicates, seed 42); macro accuracy: BCa on the same draws; pooled (DerSimonian&ndash;Laird):
-point only. Under each value the published Table-2 value (red when not reproduced to 3
-decimals). Grey rows: trivial policies (random: analytical; slot1_wins: first listed product of
-the gold pair file, Clopper&ndash;Pearson; lower_code_wins: BCa); red when the pairwise-accuracy
-interval excludes chance.</p>
+<p class="small">Point [95% CI] by the default methods (docs/statistics.md: ustat_t for
+pairwise, Kendall and macro accuracy, distinct_percentile for Spearman, category_jeffreys for
+Recall@k); pooled (DerSimonian&ndash;Laird): point only. Under each value the published Table-2
+value (red when not reproduced to 3 decimals) and, in grey and <em>for comparison only</em>, the
+interval of the published convention (published_bca: main-table BCa, BENCHMARK.md &sect;4,
+10,000 replicates, seed 42; it can exclude its own estimate). Grey rows: trivial policies
+(random: analytical; slot1_wins: first listed product of the gold pair file,
+Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval
+excludes chance.</p>
 {_main_table(metrics, published)}
 <h2>Figure 2. Per-category pairwise accuracy</h2>
 <figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
-<figcaption>Models (rows, best overall first) by categories; per-category CIs (BCa, per-category
-variant) are in marts.agg_model_metrics_per_category.</figcaption></figure>
+<figcaption>Models (rows, best overall first) by categories; per-category CIs (default
+distinct_percentile; the published per-category BCa as ci_method = 'published_bca') are in
+marts.agg_model_metrics_per_category.</figcaption></figure>
 <h2>Figure 3. Confidence intervals</h2>
 <figure id="ci-plot"><img alt="Pairwise accuracy with 95% intervals per model" src="{ci}">
-<figcaption>Pairwise accuracy per model: point and 95% BCa interval (blue), published point (red
-cross), random policy (dashed).</figcaption></figure>
+<figcaption>Pairwise accuracy per model: point and 95% default interval (blue), the published
+convention's BCa interval for comparison (grey), published point (red cross), random policy
+(dashed).</figcaption></figure>
 <h2>Resolved leads</h2>
-<p class="small">Paired comparisons on the same 935 pairs: paired bootstrap CI and sign-flip
-p-value, Holm-corrected over all model pairs; listed when p (Holm) &lt; .05 and the CI excludes
-0.</p>
+<p class="small">Paired comparisons on the same 935 pairs by ustat_t (the difference of two
+U-statistics over the same products; CI and t p-value from one standard error;
+docs/statistics.md), Holm-corrected over all model pairs; listed when p (Holm) &lt; .05 and the
+CI excludes 0.</p>
 {_comparisons(marts["comparisons"], names)}
 </body>
 </html>

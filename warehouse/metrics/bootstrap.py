@@ -52,6 +52,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .copyfree import quad as _quad
+from .copyfree import spearman_distinct
 from .core import (
     RECALL_KS,
     TABLE2_METRICS,
@@ -64,6 +66,9 @@ from .core import (
 
 BOOT_METRICS = TABLE2_METRICS
 """Metrics with a main-table BCa interval (the Table-2 columns)."""
+
+RESAMPLE_METRICS = (*BOOT_METRICS, "pairwise_accuracy_macro")
+"""Metrics the replicate engine can resample (macro: unweighted mean of category accuracies)."""
 
 SHARE_CLIP = 1e-10
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -190,13 +195,12 @@ def single_thread_blas() -> contextlib.AbstractContextManager:
     return ctl.limit(limits=1, user_api="blas") if ctl is not None else contextlib.nullcontext()
 
 
-def _quad(counts: np.ndarray, mat: np.ndarray) -> np.ndarray:
-    """Row-wise quadratic form ``c^T mat c`` (exact here: integer counts, half-integer entries)."""
-    return ((counts @ mat) * counts).sum(axis=1)
-
-
 def sample_stats(
-    g: np.ndarray, p: np.ndarray, idx: np.ndarray, metrics: Sequence[str] = BOOT_METRICS
+    g: np.ndarray,
+    p: np.ndarray,
+    idx: np.ndarray,
+    metrics: Sequence[str] = BOOT_METRICS,
+    copies: str = "tie",
 ) -> dict[str, np.ndarray]:
     """Per-sample statistics of one category for samples ``idx`` (shape ``(S, m)``).
 
@@ -211,7 +215,19 @@ def sample_stats(
     All sums are exact in floating point (multiples of 1/4 far below 2**53), so Spearman
     (``numpy.corrcoef`` arithmetic on average ranks) and Kendall tau-b (scipy's
     ``cmd / sqrt(tot - xtie) / sqrt(tot - ytie)``) equal scipy's per-sample values bit for bit.
+
+    ``copies`` says how two rows drawn from the SAME product (a with-replacement resample) are
+    scored. ``"tie"`` (the published convention, above): they form an ordinary pair with a gold
+    tie. ``"distinct"``: no statistic scores a pair of copies: pair credit sums over pairs of
+    distinct products only (``sum_{i<j} c_i c_j F_ij`` over ``sum_{i<j} c_i c_j`` pairs);
+    Kendall tau-b is unchanged (copies are tied on both sides, so tau-b already leaves them out
+    of its numerator and of both denominators); Spearman by
+    :func:`.copyfree.spearman_distinct`; Recall counts no copy of the best product as a
+    competitor tied with it. On a sample without
+    repeated products both conventions give the same values.
     """
+    if copies not in ("tie", "distinct"):
+        raise ValueError(f"copies must be 'tie' or 'distinct', got {copies!r}")
     idx = np.asarray(idx, dtype=np.intp)
     s, m = idx.shape
     n = len(g)
@@ -230,11 +246,16 @@ def sample_stats(
     tot = m * (m - 1) / 2
     dg = g[:, None] - g[None, :]
     dp = p[:, None] - p[None, :]
-    if "pairwise_accuracy" in want:
+    if "pairwise_accuracy" in want or "pairwise_accuracy_macro" in want:
         tied = (np.abs(dg) < TIE_EPS) | (np.abs(dp) < TIE_EPS)
         credit_mat = np.where(tied, 0.5, ((dg > 0) == (dp > 0)).astype(np.float64))
-        out["credit"] = (_quad(counts, credit_mat) - 0.5 * m) / 2
-        out["npairs"] = np.full(s, tot, dtype=np.float64)
+        if copies == "tie":
+            out["credit"] = (_quad(counts, credit_mat) - 0.5 * m) / 2
+            out["npairs"] = np.full(s, tot, dtype=np.float64)
+        else:  # F_ii = 0.5 on the diagonal of credit_mat: drop the c_i^2 copy terms
+            sq = (counts * counts).sum(axis=1)
+            out["credit"] = (_quad(counts, credit_mat) - 0.5 * sq) / 2
+            out["npairs"] = (m * m - sq) / 2
     if "kendall_tau" in want or "spearman" in want:
         ce_g = counts @ (dg == 0).astype(np.float64)  # copies drawn with the same gold
         ce_p = counts @ (dp == 0).astype(np.float64)
@@ -246,7 +267,9 @@ def sample_stats(
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = cmd / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
         out["tau"] = np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
-    if "spearman" in want:
+    if "spearman" in want and copies == "distinct":
+        out["rho"], out["rho_parts"] = spearman_distinct(counts, np.sign(dg), np.sign(dp), m)
+    elif "spearman" in want:
         mid = (m + 1) / 2
         # average rank of a copy of product i: #drawn below + (#drawn equal + 1) / 2;
         # dg[j, i] < 0  <=>  g_j < g_i
@@ -269,6 +292,9 @@ def sample_stats(
         pb = ps[np.arange(s), best][:, None]
         above = (ps > pb + TIE_EPS).sum(axis=1)
         n_tied = (np.abs(ps - pb) < TIE_EPS).sum(axis=1)
+        if copies == "distinct":  # copies of the best product are not competitors
+            rows = np.arange(s)
+            n_tied = n_tied - (counts[rows, idx[rows, best]].astype(np.int64) - 1)
         for k in ks:
             out[f"recall_{k}"] = np.where(above >= k, 0.0, np.minimum(k - above, n_tied) / n_tied)
     return out
@@ -297,6 +323,11 @@ def combine(per_cat: Sequence[dict[str, np.ndarray]], metrics: Sequence[str]) ->
             vals = stack(f"recall_{k}")
             mean = np.nanmean if np.isnan(vals).any() else np.mean
             out[f"recall_at_{k}"] = mean(vals, axis=1)
+    if "pairwise_accuracy_macro" in metrics:
+        npairs = stack("npairs")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = np.where(npairs > 0, stack("credit") / npairs, np.nan)
+        out["pairwise_accuracy_macro"] = np.nanmean(acc, axis=1)
     return out
 
 
@@ -314,7 +345,9 @@ def bca_interval(
 
     ``z0_rule="strict"`` (main table): z0 = Phi^-1(share of replicates < theta_hat), share
     clipped to [1e-10, 1-1e-10]. ``"midrank"`` (per-category table): Phi^-1(share below +
-    half the share equal), not clipped. NaN replicates (undefined statistic) are ignored.
+    half the share equal), not clipped: when every replicate lies on one side of
+    ``theta_hat`` z0 is infinite and both levels are its limit (1 above, 0 below), so both
+    bounds are the extreme replicate. NaN replicates (undefined statistic) are ignored.
     """
     boot = np.asarray(boot, dtype=np.float64)
     boot = boot[~np.isnan(boot)]
@@ -336,10 +369,13 @@ def bca_interval(
         acc = (d**3).sum() / den if den > 0 else 0.0
     z = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
     zz = z0 + z
-    denom = 1.0 - acc * zz
+    with np.errstate(invalid="ignore"):  # infinite z0 (midrank rule) is handled below
+        denom = 1.0 - acc * zz
     with np.errstate(invalid="ignore", divide="ignore"):
         levels = special.ndtr(z0 + zz / denom)
     levels = np.where(np.isclose(denom, 0.0), 0.5, levels)
+    if np.isinf(z0):  # midrank rule, every replicate on one side: the limit, Phi(+-inf)
+        levels = np.full(2, 1.0 if z0 > 0 else 0.0)
     levels = np.clip(levels, 0.0, 1.0)
     lo, hi = np.percentile(boot, 100.0 * levels)
     return float(lo), float(hi)
@@ -348,9 +384,9 @@ def bca_interval(
 def _check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...]:
     if metrics is None:
         return BOOT_METRICS
-    bad = [m for m in metrics if m not in BOOT_METRICS]
+    bad = [m for m in metrics if m not in RESAMPLE_METRICS]
     if bad:
-        raise ValueError(f"no bootstrap for {bad}; choose from {BOOT_METRICS}")
+        raise ValueError(f"no bootstrap for {bad}; choose from {RESAMPLE_METRICS}")
     return tuple(metrics)
 
 
@@ -362,11 +398,14 @@ def bootstrap_replicates(
     seed: int = 42,
     metrics: Sequence[str] | None = None,
     draw_method: str = "auto",
+    copies: str = "tie",
 ) -> dict[str, dict[str, np.ndarray | float]]:
     """Observed value, bootstrap replicates and jackknife values of the main-table procedure.
 
     Returns ``{metric: {"theta": float, "boot": (n_boot,), "jack": (N,)}}``; the jackknife
-    values follow the canonical row order.
+    values follow the canonical row order. ``copies`` is passed to :func:`sample_stats` for the
+    replicates (``"tie"``: the published convention); observed and jackknife values hold no
+    repeated product and do not depend on it.
     """
     metrics = _check_metrics(metrics)
     order = canonical_order(category, gold, pred)
@@ -383,7 +422,9 @@ def bootstrap_replicates(
     theta = {k: float(v[0]) for k, v in combine(full, metrics).items()}
 
     draws = draw_main_indices(sizes, n_boot, seed, method=draw_method)
-    boot_stats = [sample_stats(g, p, idx, metrics) for (g, p), idx in zip(cats, draws, strict=True)]
+    boot_stats = [
+        sample_stats(g, p, idx, metrics, copies) for (g, p), idx in zip(cats, draws, strict=True)
+    ]
     boot = combine(boot_stats, metrics)
 
     # Jackknife: product r of category c -> category c uses its leave-one-out statistics,

@@ -16,6 +16,14 @@ Conventions:
 * Holm step-down adjustment over all model pairs; a lead is ``resolved`` when its Holm p-value
   is below ``alpha`` AND the bootstrap CI excludes 0.
 All sums over credits are exact (half-integers), so results do not depend on summation order.
+
+``method`` picks how the CI and p-value are obtained: ``"pair_bootstrap"`` (the above; the
+default here, so existing outputs are unchanged) or a product-level method of
+:mod:`.paired`, ``"ustat_t"`` (the recommended default, docs/statistics.md) or
+``"distinct_percentile"``. Product-level methods need each pair's products: taken from the
+first credit frame (``code_i, code_j`` or ``i, j``) or given as ``products`` (columns
+``category, product_a, product_b``, one row per credit entry); their tables add the columns
+``ci_method`` and ``ci_note``. Holm and ``resolved`` are applied the same way.
 """
 
 from __future__ import annotations
@@ -26,7 +34,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .paired import (
+    PRODUCT_METHODS,
+    distinct_bootstrap_differences,
+    pair_structure,
+    ustat_differences,
+)
+
 _CHUNK = 1000
+COMPARE_METHODS = ("pair_bootstrap", *PRODUCT_METHODS)
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -97,6 +113,24 @@ def _signflip_stats(diffs: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
     return out
 
 
+def _pair_products(credits: Sequence[object], products: object | None) -> tuple:
+    """``(category, product_a, product_b)`` per credit row, for product-level methods."""
+    if products is not None:
+        cols = {
+            c: np.asarray(products[c], dtype=object) for c in ("category", "product_a", "product_b")
+        }
+        return cols["category"], cols["product_a"], cols["product_b"]
+    if all(isinstance(c, pd.DataFrame) for c in credits):
+        ref = credits[0]
+        if all({"code_i", "code_j"} <= set(f.columns) for f in credits):
+            return ref["category"].to_numpy(), ref["code_i"].to_numpy(), ref["code_j"].to_numpy()
+        return ref["category"].to_numpy(), ref["i"].to_numpy(), ref["j"].to_numpy()
+    raise ValueError(
+        "product-level comparison methods need each pair's products: pass pairwise_credits "
+        "frames or products=(category, product_a, product_b) aligned with the credits"
+    )
+
+
 def _compare(
     mat: np.ndarray,
     pairs: list[tuple[int, int]],
@@ -104,8 +138,23 @@ def _compare(
     n_perm: int,
     seed: int,
     alpha: float,
+    method: str = "pair_bootstrap",
+    products: tuple | None = None,
 ) -> list[dict[str, float]]:
     n_pairs = mat.shape[0]
+    if method != "pair_bootstrap":
+        if method not in PRODUCT_METHODS:
+            raise ValueError(f"unknown comparison method {method!r}; choose from {COMPARE_METHODS}")
+        structure = pair_structure(*products)
+        if method == "ustat_t":
+            res = ustat_differences(mat, structure, pairs, alpha)
+        else:
+            res = distinct_bootstrap_differences(mat, structure, pairs, n_boot, seed, alpha)
+        acc = mat.sum(axis=0) / n_pairs
+        return [
+            {"acc_a": float(acc[a]), "acc_b": float(acc[b]), **r, "ci_method": method}
+            for (a, b), r in zip(pairs, res, strict=True)
+        ]
     acc = mat.sum(axis=0) / n_pairs
     boot = _boot_means(mat, n_boot, seed)
     diffs = np.column_stack([mat[:, a] - mat[:, b] for a, b in pairs])
@@ -140,8 +189,10 @@ def compare_models(
     n_perm: int = 10000,
     seed: int = 42,
     alpha: float = 0.05,
+    method: str = "pair_bootstrap",
+    products: object | None = None,
 ) -> pd.DataFrame:
-    """All pairwise model comparisons, Holm-corrected.
+    """All pairwise model comparisons, Holm-corrected (``method``: module docstring).
 
     ``credits``: model name -> per-pair credits (DataFrame from ``pairwise_credits`` or array).
     One row per unordered model pair (in mapping order, ``model_a`` before ``model_b``):
@@ -153,11 +204,18 @@ def compare_models(
         raise ValueError("need at least two models to compare")
     mat = _credit_matrix([credits[n] for n in names])
     pairs = list(itertools.combinations(range(len(names)), 2))
-    rows = _compare(mat, pairs, n_boot, n_perm, seed, alpha)
+    prods = None
+    if method != "pair_bootstrap":
+        prods = _pair_products([credits[n] for n in names], products)
+    rows = _compare(mat, pairs, n_boot, n_perm, seed, alpha, method, prods)
     table = pd.DataFrame(rows)
     table.insert(0, "model_b", [names[b] for _, b in pairs])
     table.insert(0, "model_a", [names[a] for a, _ in pairs])
     table["p_holm"] = holm(table["p_value"].to_numpy())
     excludes_zero = (table["ci_lo"] > 0) | (table["ci_hi"] < 0)
     table["resolved"] = (table["p_holm"] < alpha) & excludes_zero
+    if method != "pair_bootstrap":  # keep the product-level labels last
+        table = table[[c for c in table.columns if c not in ("ci_method", "ci_note")]].assign(
+            ci_method=table["ci_method"], ci_note=table["ci_note"]
+        )
     return table

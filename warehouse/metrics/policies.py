@@ -30,6 +30,7 @@ from scipy import stats
 
 from .bootstrap import BOOT_METRICS, bca_ci
 from .core import RECALL_KS, as_category_array
+from .intervals import metric_intervals
 
 
 def _category_sizes(category: object) -> np.ndarray:
@@ -86,13 +87,24 @@ def lower_code_wins(
     gold: object,
     n_boot: int = 10000,
     seed: int = 42,
+    ci: str = "published_bca",
 ) -> dict[str, dict[str, object]]:
-    """Score ``pred = -product_code`` (lower code ranked higher) with main-table BCa intervals.
+    """Score ``pred = -product_code`` (lower code ranked higher) with main-table BCa intervals
+    (``ci="published_bca"``) or each metric's default method (``ci="default"``,
+    :data:`.intervals.DEFAULT_CI_METHODS`).
 
-    Returns ``{metric: {point, lo, hi, chance, beats_chance, differs_from_chance}}`` for the
-    six Table-2 metrics; ``chance`` is :func:`random_policy_expected`.
+    Returns ``{metric: {point, lo, hi, chance, beats_chance, differs_from_chance, ci_method}}``
+    for the six Table-2 metrics; ``chance`` is :func:`random_policy_expected`.
     """
     pred = -np.asarray(product_code, dtype=np.float64)
-    ci = bca_ci(category, gold, pred, n_boot=n_boot, seed=seed)
     chance = random_policy_expected(category)
-    return {m: _flags(*ci[m], chance[m]) for m in BOOT_METRICS}
+    if ci == "published_bca":
+        cis = bca_ci(category, gold, pred, n_boot=n_boot, seed=seed)
+        return {m: {**_flags(*cis[m], chance[m]), "ci_method": ci} for m in BOOT_METRICS}
+    if ci != "default":
+        raise ValueError(f"unknown interval choice {ci!r}; choose default or published_bca")
+    ivs = metric_intervals(category, gold, pred, "default", BOOT_METRICS, n_boot, seed)
+    return {
+        i.metric: {**_flags(i.point, i.lo, i.hi, chance[i.metric]), "ci_method": i.ci_method}
+        for i in ivs
+    }

@@ -31,6 +31,7 @@ from .core import (
     per_category_metrics,
     per_category_pairwise,
 )
+from .intervals import metric_intervals, per_category_intervals
 from .policies import lower_code_wins, random_policy_expected, slot1_wins_accuracy
 from .slices import (
     accuracy_by_delta_quintile,
@@ -51,6 +52,23 @@ PER_CATEGORY_VARIANT = (
     "BENCHMARK.md section 4 per-category BCa: fresh default_rng(seed) per category, "
     "integers(0, n_c, (n_boot, n_c)), jackknife over the category's products, mid-rank z0"
 )
+DEFAULT_VARIANT = (
+    "default methods (docs/statistics.md): ustat_t for pairwise accuracy, Kendall and macro "
+    "accuracy (unbiased U-statistic variance, t interval on the logit/Fisher-z scale), "
+    "distinct_percentile for Spearman (main-table draws, no pair of copies scored, percentile), "
+    "category_jeffreys for Recall@k (Jeffreys interval over the categories)"
+)
+DEFAULT_PER_CATEGORY_VARIANT = (
+    "distinct_percentile per category: fresh default_rng(seed) per category, "
+    "integers(0, n_c, (n_boot, n_c)), no pair of copies scored, percentile interval"
+)
+CI_CHOICES = ("default", "published_bca")
+"""Interval conventions of the scoring engine: each metric's default method, or the published
+convention (docs/statistics.md)."""
+COMPARE_METHOD = "ustat_t"
+"""Method of the paired model comparisons (docs/statistics.md: the pair bootstrap treats pairs
+sharing a product as independent and over-rejects)."""
+_NO_CI = {"ci_method": "none", "is_degenerate": False, "ci_note": "no interval for this metric"}
 POLICY_DESCRIPTIONS = {
     "random": "uniformly random ranking (analytical expectation)",
     "slot1_wins": "first listed product wins on the gold pair file (position audit)",
@@ -70,6 +88,17 @@ def interval(point: object, lo: object = None, hi: object = None) -> dict[str, f
     return {"point": json_float(point), "ci_lo": json_float(lo), "ci_hi": json_float(hi)}
 
 
+def _published_flags(point: float | None, lo: float | None, hi: float | None) -> dict:
+    """``is_degenerate``/``ci_note`` of a published-convention interval (which may exclude its
+    own point: docs/statistics.md)."""
+    if lo is None or hi is None or point is None:
+        return {"is_degenerate": False, "ci_note": ""}
+    notes = [] if lo <= point <= hi else ["the estimate lies outside the interval"]
+    if lo == hi:
+        notes.append("zero width")
+    return {"is_degenerate": lo == hi, "ci_note": "; ".join(notes)}
+
+
 def score_model(
     category: object,
     gold: object,
@@ -78,29 +107,58 @@ def score_model(
     n_boot: int = 10000,
     seed: int = 42,
     alpha: float = ALPHA,
+    ci: str = "default",
 ) -> dict[str, object]:
     """The eight metrics of one model with their intervals.
 
-    Points: :func:`warehouse.metrics.compute_all` on the rows in the given order. Intervals:
-    main-table BCa (:func:`warehouse.metrics.bca_ci`) for the six Table-2 metrics, the same
-    draws for the macro accuracy (:func:`_macro_interval`), none for partial pooling.
-    Returns ``{"n_products", "n_pairs", "metrics": {metric: {point, ci_lo, ci_hi}}}``.
+    Points: :func:`warehouse.metrics.compute_all` on the rows in the given order. Intervals by
+    ``ci`` (:data:`CI_CHOICES`): ``"published_bca"`` = main-table BCa
+    (:func:`warehouse.metrics.bca_ci`) for the six Table-2 metrics and the same draws for the
+    macro accuracy (the published convention, bit for bit); ``"default"`` = each metric's
+    default method (:data:`warehouse.metrics.intervals.DEFAULT_CI_METHODS`); none for partial
+    pooling (``ci_method = "none"``). Returns ``{"n_products", "n_pairs", "metrics": {metric:
+    {point, ci_lo, ci_hi, ci_method, is_degenerate, ci_note}}}``.
     """
+    if ci not in CI_CHOICES:
+        raise ValueError(f"unknown interval choice {ci!r}; choose from {CI_CHOICES}")
     cat = as_category_array(category)
     g = np.asarray(gold, dtype=np.float64)
     p = np.asarray(pred, dtype=np.float64)
     points = compute_all(cat, g, p)
-    with single_thread_blas():
-        cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
-        macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
     metrics = {}
-    for name in METRIC_NAMES:
-        if name in cis:
-            metrics[name] = interval(points[name], cis[name][1], cis[name][2])
-        elif name == "pairwise_accuracy_macro":
-            metrics[name] = interval(points[name], *macro)
-        else:
-            metrics[name] = interval(points[name])
+    if ci == "published_bca":
+        with single_thread_blas():
+            cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
+            macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
+        for name in METRIC_NAMES:
+            if name in cis:
+                iv = interval(points[name], cis[name][1], cis[name][2])
+            elif name == "pairwise_accuracy_macro":
+                iv = interval(points[name], *macro)
+            else:
+                metrics[name] = {**interval(points[name]), **_NO_CI}
+                continue
+            metrics[name] = {
+                **iv,
+                "ci_method": "published_bca",
+                **_published_flags(iv["point"], iv["ci_lo"], iv["ci_hi"]),
+            }
+    else:
+        ivs = {
+            i.metric: i
+            for i in metric_intervals(cat, g, p, "default", n_boot=n_boot, seed=seed, alpha=alpha)
+        }
+        for name in METRIC_NAMES:
+            if name not in ivs:
+                metrics[name] = {**interval(points[name]), **_NO_CI}
+                continue
+            i = ivs[name]
+            metrics[name] = {
+                **interval(points[name], i.lo, i.hi),
+                "ci_method": i.ci_method,
+                "is_degenerate": bool(i.is_degenerate),
+                "ci_note": i.note,
+            }
     _, sizes = np.unique(cat.astype(str), return_counts=True)
     return {
         "n_products": len(cat),
@@ -117,25 +175,44 @@ def score_per_category(
     n_boot: int = 10000,
     seed: int = 42,
     all_metrics: bool = True,
+    ci: str = "default",
 ) -> pd.DataFrame:
-    """Per-category points joined with the per-category BCa interval of pairwise accuracy
-    (:func:`warehouse.metrics.bca_ci_per_category`).
+    """Per-category points joined with a per-category interval of pairwise accuracy.
 
-    Points: :func:`warehouse.metrics.per_category_metrics` (every metric) or, with
+    ``ci``: ``"published_bca"`` = :func:`warehouse.metrics.bca_ci_per_category` (the published
+    convention, bit for bit); ``"default"`` =
+    :func:`warehouse.metrics.intervals.per_category_intervals` with its default method. Points:
+    :func:`warehouse.metrics.per_category_metrics` (every metric) or, with
     ``all_metrics=False``, only :func:`warehouse.metrics.per_category_pairwise` (no scipy rank
     correlations: what ``evaluate`` reports). Columns: ``category, n_products, n_pairs,
-    pairwise_accuracy, ci_lo, ci_hi`` (+ ``spearman, kendall_tau, recall_at_1..3``).
+    pairwise_accuracy, ci_lo, ci_hi`` (+ ``spearman, kendall_tau, recall_at_1..3``) + ``ci_method,
+    is_degenerate, ci_note``.
     """
+    if ci not in CI_CHOICES:
+        raise ValueError(f"unknown interval choice {ci!r}; choose from {CI_CHOICES}")
     if all_metrics:
         points = per_category_metrics(category, gold, pred)
     else:
         points = per_category_pairwise(category, gold, pred)
         points = points.rename(columns={"accuracy": "pairwise_accuracy"}).drop(columns="credit")
-    cis = bca_ci_per_category(category, gold, pred, n_boot=n_boot, seed=seed)
-    out = points.merge(cis[["category", "ci_lo", "ci_hi"]], on="category", how="left")
+    if ci == "published_bca":
+        cis = bca_ci_per_category(category, gold, pred, n_boot=n_boot, seed=seed)
+        cis = cis.assign(ci_method="published_bca")
+        flags = [
+            _published_flags(pt, lo, hi)
+            for pt, lo, hi in zip(cis["pairwise_accuracy"], cis["ci_lo"], cis["ci_hi"], strict=True)
+        ]
+        cis["is_degenerate"] = [f["is_degenerate"] for f in flags]
+        cis["ci_note"] = [f["ci_note"] for f in flags]
+    else:
+        cis = per_category_intervals(category, gold, pred, "default", n_boot=n_boot, seed=seed)
+        cis = cis.to_pandas()
+    ci_cols = ["category", "ci_lo", "ci_hi", "ci_method", "is_degenerate", "ci_note"]
+    out = points.merge(cis[ci_cols], on="category", how="left")
     out.loc[out["n_pairs"] == 0, "pairwise_accuracy"] = np.nan
     cols = ["category", "n_products", "n_pairs", "pairwise_accuracy", "ci_lo", "ci_hi"]
-    return out[cols + [c for c in out.columns if c not in cols]]
+    tail = ["ci_method", "is_degenerate", "ci_note"]
+    return out[cols + [c for c in out.columns if c not in cols + tail] + tail]
 
 
 def _code_sort_key(code: object) -> tuple[int, object]:
@@ -196,8 +273,11 @@ def compare_pair_tables(
     seed: int = 42,
     alpha: float = ALPHA,
     sources: Mapping[str, str] | None = None,
+    method: str = COMPARE_METHOD,
 ) -> list[dict[str, object]]:
-    """Every pair of models on the pairs both cover (paired bootstrap CI, sign-flip p, Holm).
+    """Every pair of models on the pairs both cover: CI and p-value of the accuracy difference
+    by ``method`` (:data:`COMPARE_METHOD` = ``ustat_t``, products as the sampling unit; or
+    ``pair_bootstrap``, the pair bootstrap with a sign-flip p), Holm over all comparisons.
 
     ``tables``: model name -> :func:`pair_table`. When every model covers the same pairs, one
     :func:`warehouse.metrics.compare_models` call scores all comparisons (shared draws);
@@ -227,6 +307,23 @@ def compare_pair_tables(
                 column="true_rank/true_score",
             )
 
+    def compare(credits: dict[str, np.ndarray], keys: pd.Index, t: pd.DataFrame) -> pd.DataFrame:
+        sub = t.loc[keys]
+        products = {
+            "category": sub["category"].to_numpy(dtype=object),
+            "product_a": sub["code_lo"].to_numpy(dtype=object),
+            "product_b": sub["code_hi"].to_numpy(dtype=object),
+        }
+        return compare_models(
+            credits,
+            n_boot=n_boot,
+            n_perm=n_boot,
+            seed=seed,
+            alpha=alpha,
+            method=method,
+            products=None if method == "pair_bootstrap" else products,
+        )
+
     def n_products(keys: pd.Index, t: pd.DataFrame) -> int:
         sub = t.loc[keys]
         return len(
@@ -239,7 +336,7 @@ def compare_pair_tables(
         for b in names[1:]:
             check_gold(names[0], b, keys)
         credits = {n: indexed[n].loc[keys, "credit"].to_numpy() for n in names}
-        table = compare_models(credits, n_boot=n_boot, n_perm=n_boot, seed=seed, alpha=alpha)
+        table = compare(credits, keys, indexed[names[0]])
         npr = n_products(keys, indexed[names[0]])
         for rec in table.to_dict("records"):
             rows.append({**rec, "n_products": npr, "n_pairs": len(keys)})
@@ -255,7 +352,7 @@ def compare_pair_tables(
                     a: indexed[a].loc[keys, "credit"].to_numpy(),
                     b: indexed[b].loc[keys, "credit"].to_numpy(),
                 }
-                rec = compare_models(credits, n_boot=n_boot, n_perm=n_boot, seed=seed, alpha=alpha)
+                rec = compare(credits, keys, indexed[a])
                 rows.append(
                     {
                         **rec.iloc[0].to_dict(),
@@ -285,6 +382,8 @@ def compare_pair_tables(
                 "p_value": json_float(r.get("p_value")),
                 "p_holm": json_float(ph),
                 "is_resolved": resolved,
+                "ci_method": method,
+                "ci_note": str(r.get("ci_note") or ("no shared pairs" if not r["n_pairs"] else "")),
             }
         )
     return out
@@ -299,6 +398,7 @@ def trivial_policies(
     n_boot: int = 10000,
     seed: int = 42,
     pair_file: str = "the gold pair file",
+    ci: str = "default",
 ) -> list[dict[str, object]]:
     """The three trivial policies of BENCHMARK.md section 4 as JSON-ready records.
 
@@ -313,7 +413,8 @@ def trivial_policies(
     flags; ``flagged_metrics`` lists every metric whose CI lies entirely above chance (Recall
     flags of "lower code wins" can come from the downward bias of Recall replicates).
     Random: analytical expectations (macro accuracy 0.5 too; no pooled value). Lower code wins:
-    main-table BCa for the six Table-2 metrics plus macro/pooled points (``compute_all``).
+    the six Table-2 metrics with intervals by ``ci`` (``published_bca`` or each metric's default
+    method, named per metric) plus macro/pooled points (``compute_all``).
     """
     cat = as_category_array(category)
     g = np.asarray(gold, dtype=np.float64)
@@ -364,7 +465,7 @@ def trivial_policies(
     if all(isinstance(c, int) for c in codes):
         pred = -codes.astype(np.float64)
         with single_thread_blas():
-            lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed)
+            lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed, ci=ci)
         points = compute_all(cat, g, pred)
         metrics = {m: _policy_metric(v) for m, v in lcw.items()}
         for m in ("pairwise_accuracy_macro", "pairwise_accuracy_pooled"):
@@ -378,7 +479,7 @@ def trivial_policies(
             {
                 "name": "lower_code_wins",
                 "description": POLICY_DESCRIPTIONS["lower_code_wins"],
-                "ci_method": "bca_main_table",
+                "ci_method": ci,
                 "n_products": len(cat),
                 "n_pairs": n_pairs,
                 "metrics": metrics,
@@ -393,6 +494,7 @@ def trivial_policies(
 def _policy_metric(v: Mapping[str, object]) -> dict[str, object]:
     return {
         **interval(v["point"], v["lo"], v["hi"]),
+        **({"ci_method": v["ci_method"]} if "ci_method" in v else {}),
         "chance": json_float(v["chance"]),
         "beats_chance": bool(v["beats_chance"]),
         "differs_from_chance": bool(v["differs_from_chance"]),

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .bootstrap import BOOT_METRICS
 from .core import METRIC_NAMES
 from .policies import random_policy_expected
 from .scoring import (
+    COMPARE_METHOD,
     compare_pair_tables,
     pair_table,
     score_model,
@@ -28,11 +28,13 @@ from .scoring import (
 
 PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"
-_CI_METHOD = {
-    **dict.fromkeys(BOOT_METRICS, "bca_main_table"),
-    "pairwise_accuracy_macro": "bca_main_table_macro",
-    "pairwise_accuracy_pooled": "none",
-}
+
+
+def conventions(rows: pd.DataFrame) -> tuple[str, ...]:
+    """Interval conventions of a model's rows: ``published_bca`` and ``default`` for the
+    published files (every row ``source = 'tastebench_public'``), ``default`` alone otherwise."""
+    public = "source" in rows and bool((rows["source"] == PUBLIC_SOURCE).all())
+    return ("published_bca", "default") if public else ("default",)
 
 
 def _check_columns(oof: pd.DataFrame) -> None:
@@ -84,71 +86,98 @@ def model_metrics_table(
     rows = []
     models = split_models(oof)
     for model_id, df in models.items():
-        score = score_model(
-            df["category"], df["gold_value"], df["predicted_score"], n_boot=n_boot, seed=seed
-        )
         chance = random_policy_expected(df["category"].to_numpy(dtype=object))
         chance["pairwise_accuracy_macro"] = 0.5
-        for metric in METRIC_NAMES:
-            iv = score["metrics"][metric]
-            ch = chance.get(metric)
-            has_ci = iv["ci_lo"] is not None and ch is not None
-            rows.append(
-                {
-                    "model_id": model_id,
-                    "metric": metric,
-                    "scope": SCOPE_ALL,
-                    **iv,
-                    "ci_method": _CI_METHOD[metric],
-                    "n_products": score["n_products"],
-                    "n_pairs": score["n_pairs"],
-                    "is_trivial_policy": False,
-                    "chance_value": ch,
-                    "beats_chance": bool(iv["ci_lo"] > ch) if has_ci else None,
-                    "differs_from_chance": bool(iv["ci_lo"] > ch or iv["ci_hi"] < ch)
-                    if has_ci
-                    else None,
-                    "source": _source(df),
-                    "data_origin": _origin(df),
-                }
+        seen: set[tuple[str, str]] = set()
+        for conv in conventions(df):
+            score = score_model(
+                df["category"],
+                df["gold_value"],
+                df["predicted_score"],
+                n_boot=n_boot,
+                seed=seed,
+                ci=conv,
             )
+            for metric in METRIC_NAMES:
+                iv = score["metrics"][metric]
+                if (metric, iv["ci_method"]) in seen:  # no interval: one 'none' row
+                    continue
+                seen.add((metric, iv["ci_method"]))
+                ch = chance.get(metric)
+                has_ci = iv["ci_lo"] is not None and ch is not None
+                rows.append(
+                    {
+                        "model_id": model_id,
+                        "metric": metric,
+                        "scope": SCOPE_ALL,
+                        **iv,
+                        "is_default_ci": conv == "default" or iv["ci_method"] == "none",
+                        "n_products": score["n_products"],
+                        "n_pairs": score["n_pairs"],
+                        "is_trivial_policy": False,
+                        "chance_value": ch,
+                        "beats_chance": bool(iv["ci_lo"] > ch) if has_ci else None,
+                        "differs_from_chance": bool(iv["ci_lo"] > ch or iv["ci_hi"] < ch)
+                        if has_ci
+                        else None,
+                        "source": _source(df),
+                        "data_origin": _origin(df),
+                    }
+                )
     ref = public_reference(oof)
     pairs = gold_pairs.rename(columns={"winner_product_code": "higher_rated_product"})
-    for pol in trivial_policies(
-        ref["category"],
-        ref["product_code"],
-        ref["gold_value"],
-        pairs,
-        n_boot=n_boot,
-        seed=seed,
-        pair_file="stg_tastebench__gold_pairs",
-    ):
-        for metric, iv in pol["metrics"].items():
-            rows.append(
-                {
-                    "model_id": f"policy:{pol['name']}",
-                    "metric": metric,
-                    "scope": SCOPE_ALL,
-                    "point": iv["point"],
-                    "ci_lo": iv["ci_lo"],
-                    "ci_hi": iv["ci_hi"],
-                    "ci_method": pol["ci_method"]
-                    if iv["ci_lo"] is not None or pol["ci_method"] == "analytical"
-                    else "none",
-                    "n_products": pol["n_products"],
-                    "n_pairs": pol["n_pairs"],
-                    "is_trivial_policy": True,
-                    "chance_value": iv["chance"],
-                    "beats_chance": iv["beats_chance"],
-                    "differs_from_chance": iv["differs_from_chance"],
-                    "source": PUBLIC_SOURCE,
-                    "data_origin": _origin(oof[oof["source"] == PUBLIC_SOURCE])
-                    if "source" in oof
-                    else _origin(oof),
-                }
-            )
+    origin = _origin(oof[oof["source"] == PUBLIC_SOURCE]) if "source" in oof else _origin(oof)
+    seen_pol: set[tuple[str, str, str]] = set()
+    for conv in ("published_bca", "default"):  # policies are scored on the public products
+        for pol in trivial_policies(
+            ref["category"],
+            ref["product_code"],
+            ref["gold_value"],
+            pairs,
+            n_boot=n_boot,
+            seed=seed,
+            pair_file="stg_tastebench__gold_pairs",
+            ci=conv,
+        ):
+            for metric, iv in pol["metrics"].items():
+                method = iv.get("ci_method", pol["ci_method"])
+                if iv["ci_lo"] is None and pol["ci_method"] != "analytical":
+                    method = "none"
+                if (pol["name"], metric, method) in seen_pol:
+                    continue
+                seen_pol.add((pol["name"], metric, method))
+                rows.append(
+                    {
+                        "model_id": f"policy:{pol['name']}",
+                        "metric": metric,
+                        "scope": SCOPE_ALL,
+                        "point": iv["point"],
+                        "ci_lo": iv["ci_lo"],
+                        "ci_hi": iv["ci_hi"],
+                        "ci_method": method,
+                        "is_degenerate": iv["ci_lo"] is not None and iv["ci_lo"] == iv["ci_hi"],
+                        "ci_note": "",
+                        "is_default_ci": conv == "default"
+                        or pol["name"] != "lower_code_wins"
+                        or method == "none",
+                        "n_products": pol["n_products"],
+                        "n_pairs": pol["n_pairs"],
+                        "is_trivial_policy": True,
+                        "chance_value": iv["chance"],
+                        "beats_chance": iv["beats_chance"],
+                        "differs_from_chance": iv["differs_from_chance"],
+                        "source": PUBLIC_SOURCE,
+                        "data_origin": origin,
+                    }
+                )
     out = pd.DataFrame(rows)
-    out.insert(0, "model_metric_key", out["model_id"] + ":" + out["metric"] + ":" + out["scope"])
+    out.insert(
+        0,
+        "model_metric_key",
+        out["model_id"] + ":" + out["metric"] + ":" + out["scope"] + ":" + out["ci_method"],
+    )
+    out["is_degenerate"] = out["is_degenerate"].astype(bool)
+    out["is_default_ci"] = out["is_default_ci"].astype(bool)
     out["n_products"] = out["n_products"].astype("Int64")
     out["n_pairs"] = out["n_pairs"].astype("Int64")
     for col in ("point", "ci_lo", "ci_hi", "chance_value"):
@@ -164,16 +193,27 @@ def model_metrics_per_category_table(
     """``agg_model_metrics_per_category``: one row per (model, category)."""
     parts = []
     for model_id, df in split_models(oof).items():
-        table = score_per_category(
-            df["category"], df["gold_value"], df["predicted_score"], n_boot=n_boot, seed=seed
-        )
-        table.insert(0, "model_id", model_id)
-        table["ci_method"] = "bca_per_category"
-        table["source"] = _source(df)
-        table["data_origin"] = _origin(df)
-        parts.append(table)
+        for conv in conventions(df):
+            table = score_per_category(
+                df["category"],
+                df["gold_value"],
+                df["predicted_score"],
+                n_boot=n_boot,
+                seed=seed,
+                ci=conv,
+            )
+            table.insert(0, "model_id", model_id)
+            table["is_default_ci"] = conv == "default"
+            table["source"] = _source(df)
+            table["data_origin"] = _origin(df)
+            parts.append(table)
     out = pd.concat(parts, ignore_index=True)
-    out.insert(0, "model_category_key", out["model_id"] + ":" + out["category"])
+    out.insert(
+        0,
+        "model_category_key",
+        out["model_id"] + ":" + out["category"] + ":" + out["ci_method"],
+    )
+    out["is_degenerate"] = out["is_degenerate"].astype(bool)
     out["n_products"] = out["n_products"].astype("int64")
     out["n_pairs"] = out["n_pairs"].astype("int64")
     return out
@@ -182,13 +222,14 @@ def model_metrics_per_category_table(
 def model_comparisons_table(
     oof: pd.DataFrame, *, n_boot: int = 10000, seed: int = 42
 ) -> pd.DataFrame:
-    """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b)."""
+    """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b), by the
+    comparison method :data:`.scoring.COMPARE_METHOD` (``ustat_t``), named in ``ci_method``."""
     models = split_models(oof)
     tables = {
         m: pair_table(df["category"], df["product_code"], df["gold_value"], df["predicted_score"])
         for m, df in models.items()
     }
-    rows = compare_pair_tables(tables, n_boot=n_boot, seed=seed)
+    rows = compare_pair_tables(tables, n_boot=n_boot, seed=seed, method=COMPARE_METHOD)
     out = pd.DataFrame(
         rows,
         columns=[
@@ -204,6 +245,8 @@ def model_comparisons_table(
             "p_value",
             "p_holm",
             "is_resolved",
+            "ci_method",
+            "ci_note",
         ],
     )
     out.insert(0, "comparison_key", out["model_a"] + ":" + out["model_b"])

@@ -247,7 +247,7 @@ def release_audits(
                     "point": _float(iv["point"]),
                     "ci_lo": _float(iv["ci_lo"]),
                     "ci_hi": _float(iv["ci_hi"]),
-                    "ci_method": pol["ci_method"]
+                    "ci_method": iv.get("ci_method", pol["ci_method"])
                     if has_ci or pol["ci_method"] == "analytical"
                     else "none",
                     "n_products": pol["n_products"],

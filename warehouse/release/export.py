@@ -170,6 +170,7 @@ def draw_code_map(ranked: pl.DataFrame, ctx, log: Callable[[str], None]) -> pl.D
             analogs["category"].to_numpy().astype(object),
             analogs["public_code"].to_numpy().astype(np.float64),
             analogs["true_rank"].to_numpy().astype(np.float64),
+            ci="default",  # as the release audit (release_audits.csv) judges it
         )["pairwise_accuracy"]
         if not bad and not lcw["differs_from_chance"]:
             log(f"public codes drawn (attempt {attempt})")

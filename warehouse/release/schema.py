@@ -197,11 +197,14 @@ FIT_OOF = TableSpec(
 
 MODEL_METRICS = TableSpec(
     "metrics/model_metrics.csv",
-    "marts.agg_model_metrics: every model (and trivial policy) x metric with point and 95% CI "
-    f"(main-table BCa, {N_BOOT} replicates, seed {SEED}), re-derivable from the OOF files "
-    "(this release's oof/ and the upstream files of metrics/upstream_files.csv).",
+    "marts.agg_model_metrics: every model (and trivial policy) x metric x interval method with "
+    "point and 95% CI: the published convention (published_bca, main-table BCa, "
+    f"{N_BOOT} replicates, seed {SEED}) and the default methods for the published files, the "
+    "default only for the warehouse's own fits (docs/statistics.md; is_default_ci marks the "
+    "default); re-derivable from the OOF files (this release's oof/ and the upstream files of "
+    "metrics/upstream_files.csv).",
     (
-        Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>'."),
+        Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>:<ci_method>'."),
         Column("model_id", "str", "OOF file stem, or 'policy:<name>' for a trivial policy."),
         Column("metric", "str", "Metric name (BENCHMARK.md section 4)."),
         Column("scope", "str", "'all' = every within-category pair of the model's products."),
@@ -211,8 +214,12 @@ MODEL_METRICS = TableSpec(
         Column(
             "ci_method",
             "str",
-            "bca_main_table | bca_main_table_macro | clopper_pearson | analytical | none.",
+            "published_bca | ustat_t | distinct_percentile | category_jeffreys | clopper_pearson "
+            "| analytical | none (docs/statistics.md).",
         ),
+        Column("is_degenerate", "bool", "Zero-width interval without sampling information."),
+        Column("ci_note", "str", "What the method noted (empty when nothing)."),
+        Column("is_default_ci", "bool", "The default method's row (one per model and metric)."),
         Column("n_products", "int", "Products scored."),
         Column("n_pairs", "int", "Pairs scored."),
         Column("is_trivial_policy", "bool", "Trivial-policy row."),
@@ -222,7 +229,7 @@ MODEL_METRICS = TableSpec(
         Column("source", "str", "Source of the predictions."),
         _ORIGIN,
     ),
-    ("model_id", "metric", "scope"),
+    ("model_id", "metric", "scope", "ci_method"),
 )
 
 RELEASE_AUDITS = TableSpec(
@@ -236,7 +243,12 @@ RELEASE_AUDITS = TableSpec(
         Column("point", "float", "Point value."),
         Column("ci_lo", "float", "Lower 95% bound."),
         Column("ci_hi", "float", "Upper 95% bound."),
-        Column("ci_method", "str", "analytical | clopper_pearson | bca_main_table | none."),
+        Column(
+            "ci_method",
+            "str",
+            "analytical | clopper_pearson | the default method of the metric (ustat_t, "
+            "distinct_percentile, category_jeffreys; docs/statistics.md) | none.",
+        ),
         Column("n_products", "int", "Products scored (empty for slot1_wins)."),
         Column("n_pairs", "int", "Pairs scored."),
         Column("chance_value", "float", "Chance expectation."),

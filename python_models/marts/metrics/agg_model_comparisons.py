@@ -1,5 +1,5 @@
-"""Paired comparisons of every pair of out-of-fold models on pairwise accuracy: paired bootstrap
-CI, sign-flip p-value, Holm correction over all pairs (BENCHMARK.md §4)."""
+"""Paired comparisons of every pair of out-of-fold models on pairwise accuracy: ustat_t CI and
+t p-value (products as the sampling unit, docs/statistics.md), Holm correction over all pairs."""
 
 from warehouse.metrics import marts
 

@@ -1,5 +1,6 @@
-"""Per-category metrics of every out-of-fold model; pairwise-accuracy CI from the per-category
-BCa variant (BENCHMARK.md §4)."""
+"""Per-category metrics of every out-of-fold model x ci_method; pairwise-accuracy CI by the
+per-category BCa variant (published_bca, published files only) and the default
+distinct_percentile (docs/statistics.md)."""
 
 from warehouse.metrics import marts
 

@@ -53,20 +53,64 @@ def build(
     mirror: Annotated[
         Path | None, typer.Option(help="Local data mirror (overrides TASTEBENCH_DATA_MIRROR).")
     ] = None,
+    full_refresh: Annotated[
+        bool,
+        typer.Option(
+            "--full-refresh",
+            help="Rebuild everything into a fresh file (default: only what changed since the "
+            "published build).",
+        ),
+    ] = False,
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait",
+            metavar="SECONDS",
+            help="If another build is running, wait up to this long for it (default: refuse).",
+        ),
+    ] = 0,
 ) -> None:
-    """Load every source, run dbt build (models + tests), publish the DuckDB file atomically."""
+    """Load the sources, run dbt build (models + tests), validate, publish the DuckDB file
+    atomically. Incremental by default: only what changed since the published build is reloaded
+    and rebuilt (printed with the reason); one build at a time (a lock beside the file)."""
     from warehouse.build import build as run_build
     from warehouse.config import load_settings
 
+    if wait < 0:
+        raise WarehouseError(f"--wait must be zero or positive seconds, got {wait:g}.")
     console = _console()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
     progress = _progress()
     with progress.status("building the warehouse") as status:
-        result = run_build(settings, log=lambda m: status.update(m) or progress.log(m))
-    console.print(
-        f"[green]warehouse built[/green] from {result.nectar_bundle} "
-        f"(data_origin={result.data_origin})"
-    )
+        result = run_build(
+            settings,
+            log=lambda m: status.update(m) or progress.log(m),
+            full_refresh=full_refresh,
+            wait_s=wait,
+        )
+    if result.mode == "current":
+        console.print(
+            f"[green]warehouse up to date[/green]: nothing changed since the published build "
+            f"({result.db_path}); nothing was rebuilt"
+        )
+    else:
+        console.print(
+            f"[green]warehouse built[/green] ({result.mode}) from {result.nectar_bundle} "
+            f"(data_origin={result.data_origin})"
+        )
+        if result.mode == "incremental":
+            for reason in result.reasons:
+                console.print(f"  why: {reason}")
+            console.print(f"  reloaded: {', '.join(result.reloaded_tables) or 'no raw table'}")
+            console.print(
+                f"  rebuilt {len(result.rebuilt_models)} model(s): "
+                f"{', '.join(result.rebuilt_models) or 'none'}"
+            )
+        else:
+            console.print(
+                f"  why: {'; '.join(result.reasons)}; rebuilt all {len(result.rebuilt_models)} "
+                "models and seeds"
+            )
     if result.data_origin == "simulation":
         console.print(
             "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
@@ -78,6 +122,86 @@ def build(
         f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
         f"or duckdb -readonly {result.db_path}"
     )
+
+
+@app.command()
+def status(
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (read only).")] = None,
+    freshness: Annotated[
+        bool, typer.Option(help="Run dbt source freshness (on a copy of the file).")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The last build (time, duration, result, what was rebuilt), a running build, data
+    freshness per source and the quality gate's result."""
+    import json
+
+    from warehouse.config import load_settings
+    from warehouse.orchestrate.status import collect
+
+    settings = load_settings(db_path=db)
+    with _progress().status("collecting status"):
+        info = collect(settings, freshness=freshness)
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
+        return
+    _print_status(_console(), info)
+
+
+def _print_status(console, info: dict) -> None:
+    from rich.table import Table
+
+    pub = info["published"]
+    console.print(
+        f"published: {pub['path']} ({pub['bytes'] / 1e6:.1f} MB, {pub['modified_at']})"
+        if pub
+        else "published: [red]no warehouse yet[/red] (run tastebench build)"
+    )
+    run = info["running"]
+    if run:
+        console.print(
+            f"[yellow]a build is running[/yellow]: PID {run.get('pid')} on {run.get('host')}, "
+            f"started {run.get('started_at')}"
+        )
+    last = info["last_build"]
+    if last:
+        ok = last.get("result") == "success"
+        rebuilt = last.get("rebuilt") or {}
+        console.print(
+            f"last build: {'[green]success[/green]' if ok else '[red]failed[/red]'} at "
+            f"{last.get('finished_at')} in {last.get('duration_s')} s"
+            + (f" ({rebuilt.get('mode')})" if rebuilt else "")
+        )
+        if not ok:
+            console.print(f"  error: {last.get('error')}")
+        for reason in rebuilt.get("reasons", []):
+            console.print(f"  why: {reason}")
+        if rebuilt:
+            models = rebuilt.get("models") or []
+            console.print(
+                f"  rebuilt {len(models)} model(s)"
+                + (f": {', '.join(models)}" if 0 < len(models) <= 40 else "")
+            )
+    q = info["quality"]
+    if q:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(q["counts"].items()))
+        verdict = "[green]passed[/green]" if q["success"] else "[red]FAILED[/red]"
+        console.print(f"quality gate: {verdict} at {q['run_at']}: {q['n_suites']} suites, {counts}")
+        if q["failed_suites"]:
+            console.print(f"  failed: {', '.join(q['failed_suites'])}")
+    if info["freshness"] is not None:
+        table = Table("source", "status", "max loaded at", "age", title="Data freshness")
+        for r in info["freshness"]:
+            age = r.get("age_s")
+            shown = "" if age is None else f"{age / 3600:.1f} h"
+            colour = {"pass": "green", "warn": "yellow"}.get(r["status"], "red")
+            table.add_row(
+                r["source"],
+                f"[{colour}]{r['status']}[/{colour}]",
+                str(r.get("max_loaded_at") or r.get("detail") or ""),
+                shown,
+            )
+        console.print(table)
 
 
 def _fmt(value: float | None) -> str:

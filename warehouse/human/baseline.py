@@ -190,7 +190,11 @@ def _block_reliability(mats: list[BlockMatrix]) -> pd.DataFrame:
                 "kendall_w": kendall_w(complete),
             }
         )
-    return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+    # typed even without a block (the fixture bundle has none): numeric columns stay numeric
+    return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS).astype(
+        {"block_id": "int64", "n_respondents": "int64", "n_analogs": "int64",
+         "krippendorff_alpha_ordinal": "float64", "kendall_w": "float64"}
+    )  # fmt: skip
 
 
 def block_reliability(

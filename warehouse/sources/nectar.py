@@ -8,6 +8,7 @@ file, the data row (1-based, header excluded) and the column, with the fix.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,16 +127,42 @@ def _first_row(mask: pd.Series) -> int:
     return int(np.flatnonzero(mask.to_numpy())[0]) + 1
 
 
-def _canonical_categories(path: Path, values: pd.Series, column: str) -> pd.Series:
-    lookup = category_lookup()
+def simulation_scale(root: Path) -> int:
+    """The ``scale`` of a simulated bundle (its ``simulation_manifest.json``); 1 for any other
+    bundle. A scaled bundle's category copies ``<Category>_s<k>`` are valid only up to it."""
+    if detect_origin(root) != "simulation":
+        return 1
+    path = Path(root) / "simulation_manifest.json"
+    try:
+        scale = json.loads(path.read_text(encoding="utf-8")).get("scale", 1)
+    except (OSError, ValueError) as exc:
+        raise DataValidationError(
+            str(path), f"unreadable simulation manifest ({exc})", "re-run tastebench simulate"
+        ) from exc
+    if not isinstance(scale, int) or scale < 1:
+        raise DataValidationError(
+            str(path), f"scale {scale!r} is not a positive integer", "re-run tastebench simulate"
+        )
+    return scale
+
+
+def _canonical_categories(path: Path, values: pd.Series, column: str, scale: int = 1) -> pd.Series:
+    lookup = category_lookup(scale)
     mapped = values.map(lambda v: lookup.get(v) if v is not None and v is not pd.NA else None)
     unknown = values.notna() & mapped.isna()
     if unknown.any():
+        scaled = (
+            f"; this bundle's simulation scale is {scale}, so copies <Category>_s2 .. _s{scale} "
+            "are accepted"
+            if scale > 1
+            else "; copies <Category>_s<k> are accepted only in a simulated bundle whose "
+            "simulation_manifest.json declares scale >= k"
+        )
         raise DataValidationError(
             str(path),
             f"unknown category {values[unknown].iloc[0]!r}",
             "use a canonical category from seeds/categories.csv or add the spelling to "
-            "seeds/category_aliases.csv",
+            "seeds/category_aliases.csv" + scaled,
             row=_first_row(unknown),
             column=column,
         )
@@ -169,7 +196,9 @@ def _check_not_null(path: Path, frame: pd.DataFrame, columns: list[str]) -> None
             )
 
 
-def _validate_ratings(path: Path, ratings: pd.DataFrame, products: set[tuple[str, int]]) -> None:
+def _validate_ratings(
+    path: Path, ratings: pd.DataFrame, products: set[tuple[str, int]], scale: int = 1
+) -> None:
     key = ["year", "product_category", "respondent", "product_code"]
     _check_not_null(path, ratings, key)
     sim = ratings["similarity"]
@@ -186,7 +215,7 @@ def _validate_ratings(path: Path, ratings: pd.DataFrame, products: set[tuple[str
             column="similarity",
         )
     _check_unique(path, ratings, key, "rating of one product by one respondent")
-    cats = _canonical_categories(path, ratings["product_category"], "product_category")
+    cats = _canonical_categories(path, ratings["product_category"], "product_category", scale)
     codes = ratings["product_code"].astype("int64")
     known = np.array(
         [(c, int(p)) in products for c, p in zip(cats, codes, strict=True)], dtype=bool
@@ -203,7 +232,7 @@ def _validate_ratings(path: Path, ratings: pd.DataFrame, products: set[tuple[str
         )
 
 
-def scan_images(root: Path) -> pd.DataFrame:
+def scan_images(root: Path, scale: int = 1) -> pd.DataFrame:
     """One row per product photo under ``images/``; unexpected paths are errors."""
     images_dir = root / "images"
     rows = []
@@ -234,7 +263,7 @@ def scan_images(root: Path) -> pd.DataFrame:
         rows, columns=["year", "category_folder", "product_code", "view", "relative_path", "bytes"]
     )
     if len(frame):
-        _canonical_categories(images_dir, frame["category_folder"], "category folder")
+        _canonical_categories(images_dir, frame["category_folder"], "category folder", scale)
     return frame
 
 
@@ -262,14 +291,15 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
     ing = tables[INGREDIENTS]
     _check_not_null(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"])
     _check_unique(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"], "product-year row")
-    ing_cats = _canonical_categories(root / INGREDIENTS, ing["Category"], "Category")
+    scale = simulation_scale(root)
+    ing_cats = _canonical_categories(root / INGREDIENTS, ing["Category"], "Category", scale)
     products = set(zip(ing_cats, ing["Product_Code"].astype("int64").tolist(), strict=True))
     for name in (LABELS, LABELS_MANUAL):
         lab = tables[name]
         _check_not_null(root / name, lab, ["category", "product_code"])
         _check_unique(root / name, lab, ["category", "product_code"], "product row")
-        _canonical_categories(root / name, lab["category"], "category")
-    _validate_ratings(root / RATINGS, tables[RATINGS], products)
+        _canonical_categories(root / name, lab["category"], "category", scale)
+    _validate_ratings(root / RATINGS, tables[RATINGS], products, scale)
     return NectarBundle(
-        root=root, data_origin=detect_origin(root), tables=tables, images=scan_images(root)
+        root=root, data_origin=detect_origin(root), tables=tables, images=scan_images(root, scale)
     )

@@ -20,8 +20,6 @@
 Settings come from the environment as for the CLI (:func:`warehouse.config.load_settings`).
 """
 
-from __future__ import annotations
-
 import json
 import os
 from contextlib import contextmanager
@@ -149,20 +147,39 @@ def _public_models(manifest: Path) -> list[str]:
     return sorted(governance.public_relations(governance.read_access(manifest)))
 
 
+def raw_source_keys(manifest: Path = MANIFEST) -> dict[str, dg.AssetKey]:
+    """raw table -> the asset key dagster-dbt gives its dbt source (``[source, table]``)."""
+    blob = json.loads(manifest.read_text(encoding="utf-8"))
+    return {
+        (s.get("identifier") or s["name"]): TRANSLATOR.get_asset_spec(blob, uid, None).key
+        for uid, s in blob["sources"].items()
+        if s.get("schema") == "raw"
+    }
+
+
+def check_key(relation: str, manifest: Path = MANIFEST) -> dg.AssetKey | None:
+    """The asset a quality suite or guard validates (``schema.table`` -> a dbt model's key, a raw
+    table -> its dbt source's key); None for relations that are not assets (release candidates)."""
+    schema, _, table = relation.rpartition(".")
+    if schema == "raw":
+        return raw_source_keys(manifest).get(table)
+    return dg.AssetKey([table]) if table in _model_names(manifest) else None
+
+
 def check_specs(manifest: Path = MANIFEST) -> list[dg.AssetCheckSpec]:
-    """One check per GX suite (on its model) and one de-identification check per public table."""
+    """One check per GX suite (on the model or raw source it validates) and one
+    de-identification check per public table."""
     from warehouse.quality.runner import load_suite_modules
 
-    models = _model_names(manifest)
-    specs = [
-        dg.AssetCheckSpec("gx_suite", asset=dg.AssetKey([mod.MODEL]))
-        for mod in load_suite_modules()
-        if mod.MODEL in models
-    ]
+    specs = []
+    for mod in load_suite_modules():
+        key = check_key(mod.MODEL, manifest)
+        if key is not None:
+            specs.append(dg.AssetCheckSpec("gx_suite", asset=key))
     for relation in _public_models(manifest):
-        name = relation.split(".")[-1]
-        if name in models:
-            specs.append(dg.AssetCheckSpec("deidentification_guards", asset=dg.AssetKey([name])))
+        key = check_key(relation, manifest)
+        if key is not None:
+            specs.append(dg.AssetCheckSpec("deidentification_guards", asset=key))
     return specs
 
 
@@ -180,46 +197,61 @@ def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
         con.close()
     out: dict[tuple[str, str], dict] = {}
     for model, kind, status, column, run_at in rows:
-        targets = []
         if kind == "suite":
-            targets = [("gx_suite", str(model).split(".")[-1])]
+            targets = [("gx_suite", str(model))]
         elif model == "(public set)":
-            names = {c.split(".")[0] for c in (column or "").split("; ") if c}
-            targets = [("deidentification_guards", n.split(".")[-1]) for n in names]
+            tables = {c.rsplit(".", 1)[0] for c in (column or "").split("; ") if "." in c}
+            targets = [("deidentification_guards", t) for t in sorted(tables)]
         else:
-            targets = [("deidentification_guards", str(model).split(".")[-1])]
+            targets = [("deidentification_guards", str(model))]
         for key in targets:
             entry = out.setdefault(key, {"passed": 0, "failed": 0, "skipped": 0, "run_at": run_at})
-            entry["failed" if status in ("failed", "error") else status] = (
-                entry.get("failed" if status in ("failed", "error") else status, 0) + 1
-            )
+            bucket = "failed" if status in ("failed", "error") else status
+            entry[bucket] = entry.get(bucket, 0) + 1
     return out
 
 
 @dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks")
 def quality_gate_checks(context: dg.AssetCheckExecutionContext):
+    """The gate's results stored in the published file, per check (its row counts by status)."""
     settings = load_settings()
-    results = gate_results(settings.db_path)
-    for key in context.selected_asset_check_keys:
-        model = key.asset_key.path[-1]
-        entry = results.get((key.name, model))
+    by_key: dict[tuple[str, dg.AssetKey], dict] = {}
+    for (name, relation), entry in gate_results(settings.db_path).items():
+        key = check_key(relation)
+        if key is not None:
+            by_key[(name, key)] = entry
+    for check in context.selected_asset_check_keys:
+        entry = by_key.get((check.name, check.asset_key))
         if entry is None:
             yield dg.AssetCheckResult(
-                check_name=key.name,
-                asset_key=key.asset_key,
-                passed=key.name == "deidentification_guards",
-                metadata={"note": "no row in reports.rpt_data_quality for this table"},
+                check_name=check.name,
+                asset_key=check.asset_key,
+                passed=False,
+                metadata={"note": "the quality gate stored no result for this table"},
             )
             continue
         yield dg.AssetCheckResult(
-            check_name=key.name,
-            asset_key=key.asset_key,
+            check_name=check.name,
+            asset_key=check.asset_key,
             passed=entry["failed"] == 0,
             metadata={k: v for k, v in entry.items() if v is not None},
         )
 
 
 # --------------------------------------------------------------------------- jobs, triggers
+
+
+def dbt_resource() -> DbtCliResource:
+    """dbt of this environment (the one beside the running Python, as the CLI's build uses)."""
+    import sys
+
+    exe = Path(sys.executable).with_name("dbt")
+    return DbtCliResource(
+        project_dir=str(REPO_ROOT),
+        profiles_dir=str(REPO_ROOT),
+        dbt_executable=str(exe) if exe.exists() else "dbt",
+    )
+
 
 build_job = dg.define_asset_job(JOB_NAME, selection=dg.AssetSelection.all())
 
@@ -264,11 +296,17 @@ def nectar_bundle_sensor(context: dg.SensorEvaluationContext):
     )
 
 
+# the raw tables (dbt sources) as external assets: the raw GX suites check them
+raw_assets = [
+    dg.AssetSpec(key, group_name="raw", description=f"raw.{table}, loaded by the build")
+    for table, key in sorted(raw_source_keys().items())
+]
+
 defs = dg.Definitions(
-    assets=[tastebench_dbt_assets],
+    assets=[tastebench_dbt_assets, *raw_assets],
     asset_checks=[quality_gate_checks],
     jobs=[build_job],
     schedules=[daily_schedule],
     sensors=[nectar_bundle_sensor],
-    resources={"dbt": DbtCliResource(project_dir=str(REPO_ROOT), profiles_dir=str(REPO_ROOT))},
+    resources={"dbt": dbt_resource()},
 )

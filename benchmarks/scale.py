@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -126,12 +127,22 @@ def run_child(cmd: list[str], env: dict, timeout: float, log_file: Path) -> dict
         "peak_mb": usage.ru_maxrss / 1024,
         "status": "timeout" if timed_out else ("ok" if proc.returncode == 0 else "failed"),
         "tail": tail,
+        # other work on the machine (its 1-minute load average when the stage ended): a shared
+        # 2-core machine under load stretches every time
+        "load_avg": round(os.getloadavg()[0], 1),
     }
 
 
 def measure_scale(
-    scale: int, work: Path, fits: Path, timeout: float, log, previous: dict | None = None
+    scale: int,
+    work: Path,
+    fits: Path,
+    timeout: float,
+    log,
+    previous: dict | None = None,
+    save=lambda result: None,
 ) -> dict:
+    """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured)."""
     apply_quiet_env()
     root = work / f"scale{scale}"
     root.mkdir(parents=True, exist_ok=True)
@@ -146,6 +157,7 @@ def measure_scale(
         stages[name] = run_child(cmd, env, timeout, root / f"{name}.log")
         s = stages[name]
         log(f"scale {scale}: {name} {s['status']} in {s['seconds']:.1f} s, {s['peak_mb']:.0f} MB")
+        save(result)
         return s["status"] == "ok"
 
     simulate = [sys.executable, "-c", SIMULATE_CHILD, str(bundle), str(scale)]
@@ -224,14 +236,21 @@ def write_doc(results: dict[str, dict], doc: Path) -> None:
         r = results[str(s)]
         info.append(
             f"- scale {s}: {r.get('ratings', '?')} ratings, warehouse "
-            f"{r.get('db_mb', float('nan')):.0f} MB, measured {r.get('measured_at', '?')}"
+            f"{r.get('db_mb', float('nan')):.0f} MB, {r.get('cpus', '?')} CPUs, "
+            f"measured {r.get('measured_at', '?')}"
         )
         for name, st in r["stages"].items():
+            parts = []
+            if st.get("load_avg") is not None:
+                parts.append(f"machine load average {st['load_avg']} at its end")
             if st.get("top_nodes"):
                 tops = ", ".join(f"{k} {v:.1f} s" for k, v in st["top_nodes"].items())
-                info.append(f"  - {name}: slowest nodes {tops}")
+                parts.append(f"slowest nodes {tops}")
             if st["status"] != "ok":
-                info.append(f"  - {name} {st['status']}: `{' / '.join(st['tail'][-3:])}`")
+                tail = re.sub(r"\x1b\[[0-9;]*m", "", " / ".join(st["tail"][-3:]))
+                parts.append(f"{st['status']}: `{tail}`")
+            if parts:
+                info.append(f"  - {name}: " + "; ".join(parts))
     block = [BEGIN, "", *stage_rows(results), "", *info, "", END]
     text = doc.read_text(encoding="utf-8") if doc.exists() else f"# Scaling\n\n{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
@@ -251,13 +270,19 @@ def main() -> None:
     fits = args.work / "fits"
     for scale in args.scales:
         say = lambda m: print(m, flush=True)  # noqa: E731
-        r = measure_scale(scale, args.work, fits, args.stage_timeout, say, results.get(str(scale)))
-        r["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        r["cpus"] = os.cpu_count()
-        results[str(scale)] = r
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        args.results.write_text(json.dumps(results, indent=1) + "\n")
-        write_doc(results, args.doc)
+
+        def save(r: dict, scale: int = scale) -> None:
+            r["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            r["cpus"] = os.cpu_count()
+            results[str(scale)] = r
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+            args.results.write_text(json.dumps(results, indent=1) + "\n")
+            write_doc(results, args.doc)
+
+        r = measure_scale(
+            scale, args.work, fits, args.stage_timeout, say, results.get(str(scale)), save
+        )
+        save(r)
     print("\n".join(stage_rows(results)))
     print(f"[baseline: scale 1 of the same run] results in {args.results}; table in {args.doc}")
 

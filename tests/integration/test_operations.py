@@ -166,3 +166,26 @@ def test_an_incremental_rebuild_equals_a_full_build(killed) -> None:
         killed["settings"].db_path
     ))  # fmt: skip
     assert diff.equal, (diff.only_before, diff.only_after, diff.changed)
+
+
+def test_status_shows_a_failed_build_freshness_and_the_gate(killed, tmp_path: Path) -> None:
+    from warehouse.errors import DataValidationError
+    from warehouse.orchestrate.status import collect
+
+    settings = killed["settings"]
+    bad = tmp_path / "bad"
+    shutil.copytree(FIXTURE, bad)
+    ratings = bad / "nectar_consolidated_sensory_rating.csv"
+    lines = ratings.read_text().splitlines()
+    lines[1] = lines[1].replace(",5.0,5.0,", ",5.0,9.0,", 1)  # similarity 9: out of range
+    ratings.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataValidationError, match="similarity"):
+        build(settings, nectar=bad, log=lambda m: None)
+    info = collect(settings, freshness=True)
+    last = info["last_build"]
+    assert last["result"] == "failed" and "similarity" in last["error"]
+    assert last["last_success"]["rebuilt"]["mode"] == "incremental"
+    assert info["running"] is None
+    assert info["quality"]["success"] and info["quality"]["counts"]["passed"] > 0
+    fresh = {r["source"]: r["status"] for r in info["freshness"]}
+    assert fresh.get("reports.rpt_data_quality") == "pass", info["freshness"]

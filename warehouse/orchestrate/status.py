@@ -20,11 +20,14 @@ from warehouse.config import BUILD_RECORD, ENV_DB, REPO_ROOT, Settings, apply_qu
 
 
 def last_build(settings: Settings) -> dict | None:
-    """The record of the last build attempt (``last_build.json``), or None."""
-    try:
-        return json.loads((settings.build_dir / BUILD_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    """The record of the last build attempt (``last_build.json`` of the build folder, else beside
+    the warehouse file), or None."""
+    for folder in (settings.build_dir, settings.db_path.parent):
+        try:
+            return json.loads((folder / BUILD_RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def running_build(settings: Settings) -> dict | None:

@@ -305,8 +305,9 @@ def _build_locked(
             result.selection = select
             if select:
                 log(f"dbt build --select {' '.join(select)}")
+                # one --select value (space-separated union): what dbt and dagster-dbt both parse
                 run(
-                    ["build", "--select", *select, "--state", str(previous.manifest_dir),
+                    ["build", "--select", " ".join(select), "--state", str(previous.manifest_dir),
                      *vars_args],
                     settings,
                     staging_path,

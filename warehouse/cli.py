@@ -77,7 +77,10 @@ def build(
     from warehouse.config import load_settings
 
     if wait < 0:
-        raise WarehouseError(f"--wait must be zero or positive seconds, got {wait:g}.")
+        raise WarehouseError(
+            f"--wait must be zero or positive seconds, got {wait:g}. Fix: pass how long to wait "
+            "for a running build, e.g. --wait 600 (0 refuses at once)."
+        )
     console = _console()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
     progress = _progress()

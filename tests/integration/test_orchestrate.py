@@ -47,18 +47,14 @@ def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_p
     shutil.copytree(FIXTURE, bundle)
     add_year_batch(bundle, 2027)
     config = definitions.BuildConfig(nectar=str(bundle))
-    result = dg.materialize(
-        [definitions.tastebench_dbt_assets, definitions.quality_gate_checks],
-        resources={"dbt": definitions.dbt_resource()},
-        run_config=dg.RunConfig(ops={"tastebench_dbt": config}),
-    )
+    job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
+    result = job.execute_in_process(run_config=dg.RunConfig(ops={"tastebench_dbt": config}))
     assert result.success
     materialized = {
-        e.asset_key.path[-1] for e in result.get_asset_materialization_events() if e.asset_key
-    } if hasattr(result, "get_asset_materialization_events") else {
         e.event_specific_data.materialization.asset_key.path[-1]
-        for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
-    }  # fmt: skip
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION"
+    }
     assert {"stg_nectar__ratings", "fct_panel_means"} <= materialized
     assert "dim_ml_fits" not in materialized, "an incremental run materializes what it rebuilt"
     evaluations = [
@@ -66,7 +62,10 @@ def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_p
         for e in result.all_events
         if e.event_type_value == "ASSET_CHECK_EVALUATION"
     ]
-    assert evaluations and all(ev.passed for ev in evaluations)
+    checked = {(ev.asset_key.path[-1], ev.check_name) for ev in evaluations}
+    assert ("fct_panel_means", "gx_suite") in checked
+    assert ("dim_categories", "deidentification_guards") in checked
+    assert all(ev.passed for ev in evaluations)
     con = duckdb.connect(str(settings.db_path), read_only=True)  # no handle left open in-process
     try:
         years = dict(

@@ -47,6 +47,7 @@ def run(args: list[str], tmp_path: Path, mirror: Path) -> subprocess.CompletedPr
 
 CASES = [
     ("build", ["build", "--nectar", "{tmp}/none", "--db", "{tmp}/w.duckdb"], "no NECTAR bundle"),
+    ("build-wait", ["build", "--wait", "-1", "--db", "{tmp}/w.duckdb"], "--wait must be zero"),
     ("simulate", ["simulate", "{csv}"], "not a folder"),
     ("sql-bad-query", ["sql", "select nope from marts.dim_categories", "--db", "{db}"], "failed"),
     ("sql-no-warehouse", ["sql", "select 1", "--db", "{tmp}/none.duckdb"], "no warehouse"),

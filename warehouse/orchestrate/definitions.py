@@ -211,7 +211,7 @@ def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-@dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks")
+@dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks", can_subset=True)
 def quality_gate_checks(context: dg.AssetCheckExecutionContext):
     """The gate's results stored in the published file, per check (its row counts by status)."""
     settings = load_settings()
@@ -253,7 +253,9 @@ def dbt_resource() -> DbtCliResource:
     )
 
 
-build_job = dg.define_asset_job(JOB_NAME, selection=dg.AssetSelection.all())
+build_job = dg.define_asset_job(
+    JOB_NAME, selection=dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks()
+)
 
 daily_schedule = dg.ScheduleDefinition(
     name="tastebench_daily", job=build_job, cron_schedule="0 3 * * *", execution_timezone="UTC"

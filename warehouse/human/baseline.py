@@ -190,11 +190,15 @@ def _block_reliability(mats: list[BlockMatrix]) -> pd.DataFrame:
                 "kendall_w": kendall_w(complete),
             }
         )
-    # typed even without a block (the fixture bundle has none): numeric columns stay numeric
-    return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS).astype(
-        {"block_id": "int64", "n_respondents": "int64", "n_analogs": "int64",
-         "krippendorff_alpha_ordinal": "float64", "kendall_w": "float64"}
-    )  # fmt: skip
+    # typed even when there is no block (a fixture bundle), so the mart's columns keep their types
+    dtypes = {
+        "category": object,
+        "block_id": "int64",
+        "n_respondents": "int64",
+        "n_analogs": "int64",
+    }
+    frame = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+    return frame.astype({c: dtypes.get(c, "float64") for c in RELIABILITY_COLUMNS})
 
 
 def block_reliability(

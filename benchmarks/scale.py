@@ -18,6 +18,10 @@ Every stage runs in a child process of its own, so its peak resident memory is t
    land);
 4. ``quality_gate``: the GX suites and de-identification guards on the file.
 
+Each stage's address space is capped (``--max-memory-gb``, default 16 of the machine's 24 GB):
+the machine is shared, and a stage that would need more fails with ``MemoryError`` (recorded
+with its output) instead of pushing other work out of memory.
+
 The baseline of every ratio is scale 1 measured in the same run; ``exponent`` is
 ``log(t_S / t_1) / log(S)`` (1 = linear in the bundle size). Results accumulate in ``--results``
 (a JSON file keyed by scale, so scale 100 can run on its own, e.g. in the background), and the
@@ -103,12 +107,25 @@ print(r.n_ratings)
 """
 
 
-def run_child(cmd: list[str], env: dict, timeout: float, log_file: Path) -> dict:
+def run_child(
+    cmd: list[str], env: dict, timeout: float, log_file: Path, max_memory_gb: float = 0
+) -> dict:
     """Run ``cmd`` (output to ``log_file``); wall seconds, peak RSS (MB) of the child, exit
-    status and the last output lines."""
+    status and the last output lines. ``max_memory_gb`` caps the child's address space (the
+    machine is shared: a stage that needs more fails with MemoryError instead of starving
+    others)."""
+    import resource
+
+    def cap() -> None:  # in the child, before exec (this script is single-threaded)
+        if max_memory_gb > 0:
+            limit = int(max_memory_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     t0 = time.perf_counter()
     with log_file.open("w") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, preexec_fn=cap
+        )
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -141,6 +158,7 @@ def measure_scale(
     log,
     previous: dict | None = None,
     save=lambda result: None,
+    max_memory_gb: float = 0,
 ) -> dict:
     """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured)."""
     apply_quiet_env()
@@ -154,7 +172,7 @@ def measure_scale(
 
     def step(name: str, cmd: list[str]) -> bool:
         log(f"scale {scale}: {name}")
-        stages[name] = run_child(cmd, env, timeout, root / f"{name}.log")
+        stages[name] = run_child(cmd, env, timeout, root / f"{name}.log", max_memory_gb)
         s = stages[name]
         log(f"scale {scale}: {name} {s['status']} in {s['seconds']:.1f} s, {s['peak_mb']:.0f} MB")
         save(result)
@@ -265,6 +283,9 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "build" / "bench" / "scale.json")
     parser.add_argument("--stage-timeout", type=float, default=3600)
     parser.add_argument("--doc", type=Path, default=REPO / "docs" / "scaling.md")
+    parser.add_argument(
+        "--max-memory-gb", type=float, default=16, help="address-space cap per stage (0: none)"
+    )
     args = parser.parse_args()
     results = json.loads(args.results.read_text()) if args.results.exists() else {}
     fits = args.work / "fits"
@@ -280,7 +301,14 @@ def main() -> None:
             write_doc(results, args.doc)
 
         r = measure_scale(
-            scale, args.work, fits, args.stage_timeout, say, results.get(str(scale)), save
+            scale,
+            args.work,
+            fits,
+            args.stage_timeout,
+            say,
+            results.get(str(scale)),
+            save,
+            args.max_memory_gb,
         )
         save(r)
     print("\n".join(stage_rows(results)))

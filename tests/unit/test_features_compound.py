@@ -240,8 +240,14 @@ def test_no_mapped_ingredient_anywhere_is_recorded_not_faked() -> None:
 
 
 def _render(sql_path: Path) -> str:
+    """A staging model's SQL with its sources as raw tables and its base models inlined."""
     sql = sql_path.read_text()
-    return re.sub(r"\{\{\s*source\('foodatlas',\s*'(\w+)'\)\s*\}\}", r'raw."\1"', sql)
+    sql = re.sub(r"\{\{\s*source\('foodatlas',\s*'(\w+)'\)\s*\}\}", r'raw."\1"', sql)
+    return re.sub(
+        r"\{\{\s*ref\('(base_foodatlas__\w+)'\)\s*\}\}",
+        lambda m: f"(\n{_render(sql_path.parent / 'base' / f'{m.group(1)}.sql')})",
+        sql,
+    )
 
 
 def test_v4_fixture_through_staging_sql(tmp_path: Path, data_mirror: Path) -> None:

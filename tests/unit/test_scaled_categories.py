@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.errors import DataValidationError
@@ -28,15 +28,15 @@ def test_lookup_adds_copies_of_every_spelling_up_to_the_scale() -> None:
 
 
 def test_copies_are_refused_beyond_the_declared_scale() -> None:
-    values = pd.Series(["Bacon", "Bacon_s2"])
-    assert list(_canonical_categories(Path("x.csv"), values, "category", scale=2)) == [
+    values = pl.Series(["Bacon", "Bacon_s2"])
+    assert _canonical_categories(Path("x.csv"), values, "category", scale=2).to_list() == [
         "Bacon",
         "Bacon_s2",
     ]
     with pytest.raises(DataValidationError, match="simulation_manifest.json declares scale"):
         _canonical_categories(Path("x.csv"), values, "category")
     with pytest.raises(DataValidationError, match="copies <Category>_s2 .. _s2 are accepted"):
-        _canonical_categories(Path("x.csv"), pd.Series(["Bacon_s3"]), "category", scale=2)
+        _canonical_categories(Path("x.csv"), pl.Series(["Bacon_s3"]), "category", scale=2)
 
 
 def test_scale_comes_from_a_simulation_manifest_only(tmp_path: Path) -> None:

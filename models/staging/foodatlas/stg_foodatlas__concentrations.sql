@@ -5,17 +5,17 @@
 with triplet_attestations as (
     select
         'v4:' || triplets.head_id || ':'
-        || coalesce(relationships.name, triplets.relationship_id)
+        || coalesce(relationships.relationship_name, triplets.relationship_id)
         || ':' || triplets.tail_id as edge_id,
-        coalesce(relationships.name, triplets.relationship_id) as relationship,
+        coalesce(relationships.relationship_name, triplets.relationship_id) as relationship,
         unnest(
-            cast(json_extract_string(triplets.attestation_ids, '$[*]') as varchar[])
+            cast(json_extract_string(triplets.attestation_ids_text, '$[*]') as varchar[])
         ) as attestation_id,
         triplets.data_origin
-    from {{ source('foodatlas', 'foodatlas_v4_triplets') }} as triplets
-    left join {{ source('foodatlas', 'foodatlas_v4_relationships') }} as relationships
-        on triplets.relationship_id = relationships.foodatlas_id
-    where triplets.attestation_ids like '[%'
+    from {{ ref('base_foodatlas__v4_triplets') }} as triplets
+    left join {{ ref('base_foodatlas__v4_relationships') }} as relationships
+        on triplets.relationship_id = relationships.relationship_id
+    where triplets.attestation_ids_text like '[%'
 )
 
 select
@@ -30,6 +30,6 @@ select
     cast(attestations.conc_unit_raw as varchar) as conc_unit_raw,
     triplet_attestations.data_origin
 from triplet_attestations
-inner join {{ source('foodatlas', 'foodatlas_v4_attestations') }} as attestations
+inner join {{ ref('base_foodatlas__v4_attestations') }} as attestations
     on triplet_attestations.attestation_id = attestations.attestation_id
 where triplet_attestations.relationship = 'contains'

@@ -50,11 +50,19 @@ def mirror_dir() -> Path:
     return Path(env).resolve() if env else (REPO.parent / "shared" / "data").resolve()
 
 
+SUMMARY: list[str] = []  # printed again at the end, after dbt's own output
+
+
+def say(line: str) -> None:
+    SUMMARY.append(line)
+    print(line, flush=True)
+
+
 def timed(label: str, fn):
     t0 = time.perf_counter()
     result = fn()
     seconds = time.perf_counter() - t0
-    print(f"{label:<34}: {seconds:8.2f} s  ({result.mode}; " + "; ".join(result.reasons) + ")")
+    say(f"{label:<34}: {seconds:8.2f} s  ({result.mode}; " + "; ".join(result.reasons) + ")")
     return result, seconds
 
 
@@ -97,23 +105,23 @@ def main() -> None:
         batch = work / "nectar_2027"
         shutil.copytree(bundle, batch)
         added = add_year_batch(batch, 2027)
-        print(f"2027 batch: {added['ratings']} ratings, {added['products']} products added")
+        say(f"2027 batch: {added['ratings']} ratings, {added['products']} products added")
         inc, inc_s = timed(
             "incremental rebuild (2027 batch)", lambda: build(settings, nectar=batch, log=quiet)
         )
-        print(f"reloaded raw tables: {', '.join(inc.reloaded_tables)}")
-        print(f"rebuilt {len(inc.rebuilt_models)} models: {', '.join(inc.rebuilt_models)}")
+        say(f"reloaded raw tables: {', '.join(inc.reloaded_tables)}")
+        say(f"rebuilt {len(inc.rebuilt_models)} models: {', '.join(inc.rebuilt_models)}")
         expected = nectar_downstream(settings.db_path)
-        print(
+        say(
             "rebuilt == models downstream of the NECTAR sources: "
             f"{set(inc.rebuilt_models) == expected} ({len(expected)} in the dbt graph)"
         )
         ratio = full_s / nochange_s
-        print(
+        say(
             f"ratio full / no-change      : {ratio:6.1f}x  (target >= {TARGET_RATIO:g}x: "
             f"{'PASS' if ratio >= TARGET_RATIO else 'FAIL'})"
         )
-        print(f"ratio full / 2027 increment : {full_s / inc_s:6.1f}x")
+        say(f"ratio full / 2027 increment : {full_s / inc_s:6.1f}x")
         if args.check_equal:
             from warehouse.quality.snapshot import compare_hashes, relation_hashes
 
@@ -128,10 +136,11 @@ def main() -> None:
                 lambda: build(other, nectar=batch, log=quiet, full_refresh=True),
             )
             diff = compare_hashes(relation_hashes(other.db_path), relation_hashes(settings.db_path))
-            print(f"incremental == full (every relation, every column): {diff.equal}")
+            say(f"incremental == full (every relation, every column): {diff.equal}")
             if not diff.equal:
                 print(json.dumps({"changed": diff.changed, "only_full": diff.only_before,
                                   "only_incremental": diff.only_after}, default=list))  # fmt: skip
+        print("\n== summary\n" + "\n".join(SUMMARY))
         if ratio < TARGET_RATIO:
             sys.exit(1)
     finally:

@@ -60,6 +60,7 @@ CASES = [
     ("verify", ["verify", "{tmp}/no_release"], "not a folder"),
     ("competition", ["competition", "{tmp}/comp", "--db", "{tmp}/none.duckdb"], "no warehouse"),
     ("docs", ["docs", "--db", "{tmp}/none.duckdb"], "no warehouse"),
+    ("status", ["status", "--db", "{tmp}/none.duckdb"], "nothing to report"),
     ("snapshot", ["snapshot", "--db", "{db}", "--compare", "{tmp}/none.json"], "no snapshot"),
     ("registry-verify", ["registry", "verify", "--mirror", "{tmp}/none"], "missing from"),
     ("train", ["train", "molecular", "--config", "nope"], "unknown --config"),

@@ -69,13 +69,21 @@ def test_unknown_column(bundle: Path, croissant: Path) -> None:
         read_bundle(bundle, croissant)
 
 
-def test_wrong_type_names_row_and_column(bundle: Path, croissant: Path) -> None:
-    _edit(bundle / RATINGS, lambda f: _set(f, 2, "respondent", "R-17"))
+def test_wrong_type_names_row_and_column_never_the_gated_value(
+    bundle: Path, croissant: Path
+) -> None:
+    """An e-mail respondent id: the message names file, row and column, not the id (#15)."""
+    _edit(bundle / RATINGS, lambda f: _set(f, 2, "respondent", "ann.lee@example.com"))
     with pytest.raises(DataValidationError) as err:
         read_bundle(bundle, croissant)
     e = err.value
     assert (e.row, e.column) == (3, "respondent")
-    assert "'R-17' is not an integer" in str(e) and RATINGS in str(e)
+    assert "is not an integer" in str(e) and RATINGS in str(e)
+    assert "ann.lee" not in str(e) and "example.com" not in str(e)
+    # a value of a column that identifies nothing is still quoted
+    _edit(bundle / RATINGS, lambda f: _set(_set(f, 2, "respondent", "101"), 3, "similarity", "x"))
+    with pytest.raises(DataValidationError, match="'x' is not a"):
+        read_bundle(bundle, croissant)
 
 
 def test_similarity_out_of_range(bundle: Path, croissant: Path) -> None:
@@ -92,7 +100,7 @@ def test_duplicate_rating(bundle: Path, croissant: Path) -> None:
     with pytest.raises(DataValidationError) as err:
         read_bundle(bundle, croissant)
     e = err.value
-    assert "duplicate rating" in str(e)
+    assert "duplicate rating" in str(e) and "respondent=a value (not shown" in str(e)
     assert e.row == 26 and e.column == "product_code"
 
 

@@ -19,7 +19,7 @@ import polars as pl
 from warehouse.errors import DataValidationError
 from warehouse.sources.croissant import NECTAR_FILES, Field, record_sets
 from warehouse.sources.seeds import category_lookup
-from warehouse.sources.typed_csv import KIND_DTYPES, first_row, read_typed
+from warehouse.sources.typed_csv import KIND_DTYPES, first_row, read_typed, shown
 
 RATINGS, INGREDIENTS, LABELS, LABELS_MANUAL = NECTAR_FILES
 LIKERT_RANGE = (1.0, 7.0)
@@ -118,7 +118,7 @@ def _check_unique(path: Path, frame: pl.DataFrame, key: list[str], what: str) ->
     dup = ~frame.select(pl.struct(key).is_first_distinct()).to_series()
     if dup.any():
         i = first_row(dup)
-        values = ", ".join(f"{k}={frame[k][i - 1]!r}" for k in key)
+        values = ", ".join(f"{k}={shown(k, frame[k][i - 1])}" for k in key)
         raise DataValidationError(
             str(path),
             f"duplicate {what} ({values}); {int(dup.sum())} duplicate row(s) in total",

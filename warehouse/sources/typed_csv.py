@@ -17,6 +17,7 @@ bundle (dtypes from its Croissant record sets) and the public files (dtypes decl
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import polars as pl
@@ -30,6 +31,9 @@ KIND_DTYPES: dict[str, pl.DataType] = {
     "boolean": pl.Boolean(),
 }
 _KINDS = {dtype: kind for kind, dtype in KIND_DTYPES.items()}
+# columns whose values identify a person or a product: an error names their row and column and
+# never quotes the value (issue #15; docs/quality.md, "Messages never carry the gated value")
+_IDENTIFYING = re.compile(r"respondent|upc|brand|join_?key", re.IGNORECASE)
 _TRUE = ["true", "1", "1.0", "yes", "t"]
 _FALSE = ["false", "0", "0.0", "no", "f"]
 
@@ -97,6 +101,12 @@ def check_header(
         )
 
 
+def shown(column: str, value: object) -> str:
+    """``value`` as an error message may show it: values of identifying columns (respondent,
+    UPC, brand, join key) are never quoted."""
+    return "a value (not shown: identifying column)" if _IDENTIFYING.search(column) else repr(value)
+
+
 def convert(
     path: Path, values: pl.Series, dtype: pl.DataType, *, blank_text_is_null: bool
 ) -> pl.Series:
@@ -135,7 +145,7 @@ def convert(
         i = int(bad.argmax())
         raise DataValidationError(
             str(path),
-            f"value {values[i]!r} is not {'an' if kind == 'integer' else 'a'} {kind} "
+            f"value {shown(name, values[i])} is not {'an' if kind == 'integer' else 'a'} {kind} "
             f"({int(bad.sum())} such value(s) in this column)",
             f"write {kind} values in column '{name}' (empty for missing)",
             row=i + 1,

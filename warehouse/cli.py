@@ -76,11 +76,6 @@ def build(
     from warehouse.build import build as run_build
     from warehouse.config import load_settings
 
-    if wait < 0:
-        raise WarehouseError(
-            f"--wait must be zero or positive seconds, got {wait:g}. Fix: pass how long to wait "
-            "for a running build, e.g. --wait 600 (0 refuses at once)."
-        )
     console = _console()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
     progress = _progress()
@@ -91,40 +86,9 @@ def build(
             full_refresh=full_refresh,
             wait_s=wait,
         )
-    if result.mode == "current":
-        console.print(
-            f"[green]warehouse up to date[/green]: nothing changed since the published build "
-            f"({result.db_path}); nothing was rebuilt"
-        )
-    else:
-        console.print(
-            f"[green]warehouse built[/green] ({result.mode}) from {result.nectar_bundle} "
-            f"(data_origin={result.data_origin})"
-        )
-        if result.mode == "incremental":
-            for reason in result.reasons:
-                console.print(f"  why: {reason}")
-            console.print(f"  reloaded: {', '.join(result.reloaded_tables) or 'no raw table'}")
-            console.print(
-                f"  rebuilt {len(result.rebuilt_models)} model(s): "
-                f"{', '.join(result.rebuilt_models) or 'none'}"
-            )
-        else:
-            console.print(
-                f"  why: {'; '.join(result.reasons)}; rebuilt all {len(result.rebuilt_models)} "
-                "models and seeds"
-            )
-    if result.data_origin == "simulation":
-        console.print(
-            "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
-            "computed from them is a real result.[/yellow]"
-        )
-    _print_human_baseline(console, result.db_path)
-    console.print(f"Warehouse: {result.db_path}")
-    console.print(
-        f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
-        f"or duckdb -readonly {result.db_path}"
-    )
+    from warehouse.orchestrate.status import render_build
+
+    render_build(console, result)
 
 
 @app.command()
@@ -140,7 +104,7 @@ def status(
     import json
 
     from warehouse.config import load_settings
-    from warehouse.orchestrate.status import collect
+    from warehouse.orchestrate.status import collect, render_status
 
     settings = load_settings(db_path=db)
     with _progress().status("collecting status"):
@@ -153,95 +117,7 @@ def status(
     if as_json:
         sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
         return
-    _print_status(_console(), info)
-
-
-def _print_status(console, info: dict) -> None:
-    from rich.table import Table
-
-    pub = info["published"]
-    console.print(
-        f"published: {pub['path']} ({pub['bytes'] / 1e6:.1f} MB, {pub['modified_at']})"
-        if pub
-        else "published: [red]no warehouse yet[/red] (run tastebench build)"
-    )
-    run = info["running"]
-    if run:
-        console.print(
-            f"[yellow]a build is running[/yellow]: PID {run.get('pid')} on {run.get('host')}, "
-            f"started {run.get('started_at')}"
-        )
-    last = info["last_build"]
-    if last:
-        ok = last.get("result") == "success"
-        rebuilt = last.get("rebuilt") or {}
-        console.print(
-            f"last build: {'[green]success[/green]' if ok else '[red]failed[/red]'} at "
-            f"{last.get('finished_at')} in {last.get('duration_s')} s"
-            + (f" ({rebuilt.get('mode')})" if rebuilt else "")
-        )
-        if not ok:
-            console.print(f"  error: {last.get('error')}")
-        for reason in rebuilt.get("reasons", []):
-            console.print(f"  why: {reason}")
-        if rebuilt:
-            models = rebuilt.get("models") or []
-            console.print(
-                f"  rebuilt {len(models)} model(s)"
-                + (f": {', '.join(models)}" if 0 < len(models) <= 40 else "")
-            )
-    q = info["quality"]
-    if q:
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(q["counts"].items()))
-        verdict = "[green]passed[/green]" if q["success"] else "[red]FAILED[/red]"
-        console.print(f"quality gate: {verdict} at {q['run_at']}: {q['n_suites']} suites, {counts}")
-        if q["failed_suites"]:
-            console.print(f"  failed: {', '.join(q['failed_suites'])}")
-    if info["freshness"] is not None:
-        table = Table("source", "status", "max loaded at", "age", title="Data freshness")
-        for r in info["freshness"]:
-            age = r.get("age_s")
-            shown = "" if age is None else f"{age / 3600:.1f} h"
-            colour = {"pass": "green", "warn": "yellow"}.get(r["status"], "red")
-            table.add_row(
-                r["source"],
-                f"[{colour}]{r['status']}[/{colour}]",
-                str(r.get("max_loaded_at") or r.get("detail") or ""),
-                shown,
-            )
-        console.print(table)
-
-
-def _fmt(value: float | None) -> str:
-    import math
-
-    return (
-        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-    )
-
-
-def _print_human_baseline(console, db_path: Path) -> None:
-    """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
-    import duckdb
-    from rich.table import Table
-
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        rows = con.execute(
-            "select metric, warehouse_value, published_value, data_origin "
-            "from marts.agg_human_baseline order by metric"
-        ).fetchall()
-    except duckdb.CatalogException:
-        return
-    finally:
-        con.close()
-    if not rows:
-        return
-    origin = rows[0][3]
-    table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
-    for metric, ours, published, _ in rows:
-        table.add_row(metric, _fmt(ours), _fmt(published))
-    console.print(table)
+    render_status(_console(), info)
 
 
 @app.command()

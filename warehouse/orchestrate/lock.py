@@ -114,7 +114,12 @@ class BuildLock:
     ) -> None:
         self.db_path = Path(db_path)
         self.lock_file, self.record_file = lock_paths(self.db_path)
-        self.wait_s = max(0.0, float(wait_s))
+        if wait_s < 0:
+            raise WarehouseError(
+                f"--wait must be zero or positive seconds, got {wait_s:g}. Fix: pass how long to "
+                "wait for a running build, e.g. --wait 600 (0 refuses at once)."
+            )
+        self.wait_s = float(wait_s)
         self.log = log
         self.command = command
         self.holder: LockHolder | None = None

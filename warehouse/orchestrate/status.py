@@ -1,4 +1,4 @@
-"""What ``tastebench status`` shows: the last build, whether one is running, data freshness per
+"""What ``tastebench status`` shows (and what ``tastebench build`` prints when done): the last build, whether one is running, data freshness per
 source (``dbt source freshness``) and the quality gate's result, all without writing anything the
 published warehouse or a running build uses.
 
@@ -134,3 +134,130 @@ def collect(settings: Settings, freshness: bool = True) -> dict:
         "freshness": source_freshness(settings) if freshness else None,
         "python": sys.version.split()[0],
     }
+
+
+def _fmt(value: float | None) -> str:
+    import math
+
+    return (
+        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    )
+
+
+def _print_human_baseline(console, db_path: Path) -> None:
+    """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
+    import duckdb
+    from rich.table import Table
+
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select metric, warehouse_value, published_value, data_origin "
+            "from marts.agg_human_baseline order by metric"
+        ).fetchall()
+    except duckdb.CatalogException:
+        return
+    finally:
+        con.close()
+    if not rows:
+        return
+    origin = rows[0][3]
+    table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
+    for metric, ours, published, _ in rows:
+        table.add_row(metric, _fmt(ours), _fmt(published))
+    console.print(table)
+
+
+def render_build(console, result) -> None:
+    """What `tastebench build` prints about what it did and why."""
+    if result.mode == "current":
+        console.print(
+            f"[green]warehouse up to date[/green]: nothing changed since the published build "
+            f"({result.db_path}); nothing was rebuilt"
+        )
+    else:
+        console.print(
+            f"[green]warehouse built[/green] ({result.mode}) from {result.nectar_bundle} "
+            f"(data_origin={result.data_origin})"
+        )
+        if result.mode == "incremental":
+            for reason in result.reasons:
+                console.print(f"  why: {reason}")
+            console.print(f"  reloaded: {', '.join(result.reloaded_tables) or 'no raw table'}")
+            console.print(
+                f"  rebuilt {len(result.rebuilt_models)} model(s): "
+                f"{', '.join(result.rebuilt_models) or 'none'}"
+            )
+        else:
+            console.print(
+                f"  why: {'; '.join(result.reasons)}; rebuilt all {len(result.rebuilt_models)} "
+                "models and seeds"
+            )
+    if result.data_origin == "simulation":
+        console.print(
+            "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
+            "computed from them is a real result.[/yellow]"
+        )
+    _print_human_baseline(console, result.db_path)
+    console.print(f"Warehouse: {result.db_path}")
+    console.print(
+        f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
+        f"or duckdb -readonly {result.db_path}"
+    )
+
+
+def render_status(console, info: dict) -> None:
+    """`tastebench status` as text."""
+    from rich.table import Table
+
+    pub = info["published"]
+    console.print(
+        f"published: {pub['path']} ({pub['bytes'] / 1e6:.1f} MB, {pub['modified_at']})"
+        if pub
+        else "published: [red]no warehouse yet[/red] (run tastebench build)"
+    )
+    run = info["running"]
+    if run:
+        console.print(
+            f"[yellow]a build is running[/yellow]: PID {run.get('pid')} on {run.get('host')}, "
+            f"started {run.get('started_at')}"
+        )
+    last = info["last_build"]
+    if last:
+        ok = last.get("result") == "success"
+        rebuilt = last.get("rebuilt") or {}
+        console.print(
+            f"last build: {'[green]success[/green]' if ok else '[red]failed[/red]'} at "
+            f"{last.get('finished_at')} in {last.get('duration_s')} s"
+            + (f" ({rebuilt.get('mode')})" if rebuilt else "")
+        )
+        if not ok:
+            console.print(f"  error: {last.get('error')}")
+        for reason in rebuilt.get("reasons", []):
+            console.print(f"  why: {reason}")
+        if rebuilt:
+            models = rebuilt.get("models") or []
+            console.print(
+                f"  rebuilt {len(models)} model(s)"
+                + (f": {', '.join(models)}" if 0 < len(models) <= 40 else "")
+            )
+    q = info["quality"]
+    if q:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(q["counts"].items()))
+        verdict = "[green]passed[/green]" if q["success"] else "[red]FAILED[/red]"
+        console.print(f"quality gate: {verdict} at {q['run_at']}: {q['n_suites']} suites, {counts}")
+        if q["failed_suites"]:
+            console.print(f"  failed: {', '.join(q['failed_suites'])}")
+    if info["freshness"] is not None:
+        table = Table("source", "status", "max loaded at", "age", title="Data freshness")
+        for r in info["freshness"]:
+            age = r.get("age_s")
+            shown = "" if age is None else f"{age / 3600:.1f} h"
+            colour = {"pass": "green", "warn": "yellow"}.get(r["status"], "red")
+            table.add_row(
+                r["source"],
+                f"[{colour}]{r['status']}[/{colour}]",
+                str(r.get("max_loaded_at") or r.get("detail") or ""),
+                shown,
+            )
+        console.print(table)

@@ -1,7 +1,6 @@
 """What ``tastebench status`` shows (and what ``tastebench build`` prints when done): the last
 build, whether one is running, data freshness per source (``dbt source freshness``) and the quality
-gate's result, all without writing anything the
-published warehouse or a running build uses.
+gate's result, all without writing anything the published warehouse or a running build uses.
 
 Freshness runs dbt against a copy of the published file in a temporary folder: dbt-duckdb opens
 its database for writing, and the published file is only ever read.

@@ -221,12 +221,14 @@ def stage_rows(results: dict[str, dict]) -> list[str]:
     header += [f"exponent s={s}" for s in scales if s > 1]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     total = dict.fromkeys(scales, 0.0)
+    missing: set[int] = set()
     for name in names:
         cells = [name]
         for s in scales:
             st = results[str(s)]["stages"].get(name)
-            if st is None:
-                cells += ["–", "–"]
+            if st is None:  # the run stopped before this stage
+                cells += ["not run", "–"]
+                missing.add(s)
                 continue
             flag = "" if st["status"] == "ok" else f" ({st['status']})"
             cells += [f"{st['seconds']:.1f}{flag}", f"{st['peak_mb']:.0f}"]
@@ -242,7 +244,7 @@ def stage_rows(results: dict[str, dict]) -> list[str]:
         lines.append("| " + " | ".join(cells) + " |")
     cells = ["**total**"]
     for s in scales:
-        cells += [f"**{total[s]:.1f}**", ""]
+        cells += [f"**{total[s]:.1f}**" + (" (so far)" if s in missing else ""), ""]
     cells += ["" for s in scales if s > 1]
     lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -252,9 +254,13 @@ def write_doc(results: dict[str, dict], doc: Path) -> None:
     info = []
     for s in sorted(int(k) for k in results):
         r = results[str(s)]
+        size = (
+            f"warehouse {r['db_mb']:.0f} MB"
+            if "db_mb" in r
+            else "warehouse size not measured (the run stopped before its last stage)"
+        )
         info.append(
-            f"- scale {s}: {r.get('ratings', '?')} ratings, warehouse "
-            f"{r.get('db_mb', float('nan')):.0f} MB, {r.get('cpus', '?')} CPUs, "
+            f"- scale {s}: {r.get('ratings', '?')} ratings, {size}, {r.get('cpus', '?')} CPUs, "
             f"measured {r.get('measured_at', '?')}"
         )
         for name, st in r["stages"].items():

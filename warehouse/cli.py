@@ -348,7 +348,8 @@ def verify(
             "release (tastebench release) or restore the changed files."
         )
     console.print(
-        f"[green]release verified[/green]: manifest, Croissant and {len(report.checked) - 2} "
+        f"[green]release verified[/green]: manifest, Croissant, the DuckDB file and "
+        f"{len(report.checked) - 3} "
         f"re-derived tables match ({report.root})"
     )
 

@@ -52,7 +52,8 @@ def write_public_db(root: Path, specs: Iterable[TableSpec]) -> Path:
                 f"create table {_q((schema, table))} as select * from read_parquet(?)",
                 [str(root / spec.parquet_path)],
             )
-            con.execute(f"comment on table {_q((schema, table))} is ?", [spec.description])
+            comment = spec.description.replace("'", "''")  # COMMENT ON takes no parameter
+            con.execute(f"comment on table {_q((schema, table))} is '{comment}'")
         con.execute("checkpoint")
     finally:
         con.close()

@@ -25,7 +25,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,orchestrate]'
 	@touch $(STAMP)
 
 lint: $(STAMP)  ## ruff (Python) and sqlfluff with the dbt templater (SQL)

@@ -1,8 +1,15 @@
-"""Build the warehouse: load every source into ``raw``, run ``dbt build``, publish atomically.
+"""Build the warehouse: load the sources into ``raw``, run ``dbt build``, validate, publish
+atomically, one writer at a time, incrementally by default.
 
-The build writes a fresh DuckDB file next to the live one and swaps it in only when loading and
-every dbt model and test succeeded (STYLE.md convention 9): a failed build leaves the previous
-warehouse file untouched and serving.
+* **One writer** (:mod:`warehouse.orchestrate.lock`): the build takes the lock beside the published
+  file before it touches anything; a second build refuses at once (or waits ``wait_s``).
+* **Atomic publish** (STYLE.md convention 9): the build writes a separate file next to the live one
+  and swaps it in (``os.replace``) only when loading, every selected dbt model and test and the
+  quality gate succeeded; a failed build leaves the previous warehouse untouched and serving.
+* **Incremental** (:mod:`warehouse.orchestrate.state`): the separate file is a copy of the
+  published one; only sources whose inputs changed are re-read and rewritten, and ``dbt build``
+  selects what depends on them and on changed code. ``full_refresh`` rebuilds everything into a
+  fresh file. The quality gate always validates the whole file before the swap.
 """
 
 from __future__ import annotations
@@ -28,6 +35,12 @@ class BuildResult:
     data_origin: str
     raw_counts: dict[str, int]
     timings: dict[str, float] = field(default_factory=dict)
+    mode: str = "full"
+    reasons: list[str] = field(default_factory=list)
+    reloaded_tables: list[str] = field(default_factory=list)
+    rebuilt_models: list[str] = field(default_factory=list)
+    selection: list[str] = field(default_factory=list)
+    quality: dict | None = None
 
 
 def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print) -> Path:
@@ -47,6 +60,41 @@ def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print
     return target
 
 
+# The dbt child dies with the build (Linux: PR_SET_PDEATHSIG), so a killed build leaves no dbt
+# writing on: set in a tiny launcher that then execs dbt (preexec_fn is unsafe with threads).
+_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != parent:\n"
+    "    sys.exit(137)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def dbt_command(args: list[str], settings: Settings, work_dir: Path | None = None) -> list[str]:
+    """The dbt command line for ``args`` (project, profiles, target and log paths of the build)."""
+    import sys
+
+    target = (work_dir or settings.build_dir) / "dbt"
+    dbt_exe = Path(sys.executable).with_name("dbt")
+    return [
+        str(dbt_exe) if dbt_exe.exists() else "dbt",
+        *args,
+        "--project-dir",
+        str(REPO_ROOT),
+        "--profiles-dir",
+        str(REPO_ROOT),
+        "--target-path",
+        str(target / "target"),
+        "--log-path",
+        str(target / "logs"),
+    ]
+
+
 def run_dbt(
     args: list[str], settings: Settings, db_path: Path, work_dir: Path | None = None
 ) -> None:
@@ -59,41 +107,41 @@ def run_dbt(
     A child process, not dbtRunner: dbt-duckdb caches its DuckDB handle per process, and a cached
     handle on the file we later swap into place would write into the published warehouse.
     """
-    import json
     import subprocess
     import sys
 
     apply_quiet_env()
     target = (work_dir or settings.build_dir) / "dbt"
-    dbt_exe = Path(sys.executable).with_name("dbt")
-    cmd = [
-        str(dbt_exe) if dbt_exe.exists() else "dbt",
-        *args,
-        "--project-dir",
-        str(REPO_ROOT),
-        "--profiles-dir",
-        str(REPO_ROOT),
-        "--target-path",
-        str(target / "target"),
-        "--log-path",
-        str(target / "logs"),
-    ]
+    cmd = dbt_command(args, settings, work_dir)
+    if sys.platform.startswith("linux"):
+        cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *cmd]
     env = {**os.environ, **settings.as_env(), ENV_DB: str(db_path)}
     proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
     if proc.returncode != 0:
-        failed: list[str] = []
-        results = target / "target" / "run_results.json"
-        if results.exists():
-            for r in json.loads(results.read_text()).get("results", []):
-                if r.get("status") in {"error", "fail", "runtime error"}:
-                    parts = r["unique_id"].split(".")
-                    name = parts[2] if parts[0] == "test" else parts[-1]
-                    failed.append(f"{name} ({r['status']})")
+        failed = [f"{name} ({status})" for name, status in _run_results(target, failed=True)]
         detail = f": failed {', '.join(failed)}" if failed else ""
         raise BuildError(
             f"dbt {args[0]} failed{detail}. The previous warehouse was kept. "
             f"See {target / 'logs' / 'dbt.log'}"
         )
+
+
+def _run_results(target: Path, failed: bool = False) -> list[tuple[str, str]]:
+    """(node name, status) of dbt's last run: failed nodes, or models and seeds that ran."""
+    import json
+
+    results = target / "target" / "run_results.json"
+    if not results.exists():
+        return []
+    out = []
+    for r in json.loads(results.read_text()).get("results", []):
+        parts = r["unique_id"].split(".")
+        name = parts[2] if parts[0] == "test" else parts[-1]
+        is_failure = r.get("status") in {"error", "fail", "runtime error"}
+        ran = parts[0] in {"model", "seed"} and r.get("status") == "success"
+        if (failed and is_failure) or (not failed and ran):
+            out.append((name, r["status"]))
+    return out
 
 
 def ensure_manifest(settings: Settings) -> Path:
@@ -107,11 +155,13 @@ def ensure_manifest(settings: Settings) -> Path:
     return path
 
 
-def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str], None]) -> None:
+def run_quality_gate(
+    staging_path: Path, settings: Settings, log: Callable[[str], None], manifest: Path | None = None
+):
     """GX suites and de-identification guards on the staging file, before the swap: writes
     reports.rpt_data_quality into it, the HTML report and a history line beside the warehouse
     file (also when it fails), and raises QualityError (a WarehouseError) if anything failed
-    (docs/quality.md)."""
+    (docs/quality.md). Returns the :class:`~warehouse.quality.runner.QualityResult`."""
     from warehouse.quality.governance import manifest_path
     from warehouse.quality.runner import report_paths, run_quality
 
@@ -119,7 +169,7 @@ def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str]
     report_path, history_path = report_paths(settings.db_path)
     result = run_quality(
         staging_path,
-        manifest=manifest_path(settings.build_dir),
+        manifest=manifest or manifest_path(settings.build_dir),
         write_table=True,
         report_path=report_path,
         history_path=history_path,
@@ -128,6 +178,7 @@ def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str]
         published_as=settings.db_path,
     )
     result.raise_for_failures("quality gate failed; the previous warehouse was kept")
+    return result
 
 
 def build(
@@ -135,14 +186,36 @@ def build(
     nectar: Path | None = None,
     dbt_args: list[str] | None = None,
     log: Callable[[str], None] = print,
+    *,
+    full_refresh: bool = False,
+    wait_s: float = 0,
+    dbt_runner: Callable[[list[str], Settings, Path], None] | None = None,
 ) -> BuildResult:
-    import duckdb
+    """Build and publish the warehouse (see the module docstring). ``full_refresh``: rebuild
+    everything into a fresh file; ``dbt_args``: extra ``dbt build`` arguments (a full build: the
+    caller selects); ``wait_s``: wait that long for a running build instead of refusing;
+    ``dbt_runner``: runs ``dbt <args>`` against a file (default :func:`run_dbt`; the Dagster
+    definitions pass one that streams dbt's events as asset materializations)."""
+    from datetime import UTC, datetime
 
-    from warehouse.sources.load import read_all, write_raw
-    from warehouse.sources.nectar import detect_origin
+    from warehouse.orchestrate.lock import BuildLock
 
     settings = settings or load_settings()
-    timings: dict[str, float] = {}
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    with BuildLock(settings.db_path, wait_s=wait_s, log=log):
+        try:
+            result = _build_locked(
+                settings, nectar, dbt_args, log, full_refresh, dbt_runner or run_dbt
+            )
+        except BaseException as exc:
+            write_build_record(settings, None, started, time.perf_counter() - t0, error=exc)
+            raise
+        write_build_record(settings, result, started, time.perf_counter() - t0)
+    return result
+
+
+def _nectar_bundle(settings: Settings, nectar: Path | None, log: Callable[[str], None]) -> Path:
     bundle = (
         Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(settings, log)
     )
@@ -151,28 +224,116 @@ def build(
             f"no NECTAR bundle at {bundle}: not a folder. Fix: pass the unpacked bundle folder "
             "(--nectar or TASTEBENCH_NECTAR_BUNDLE), or neither to build on the simulation."
         )
-    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
-    staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
-    for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
-        leftover.unlink(missing_ok=True)
+    return bundle
 
-    t0 = time.perf_counter()
-    tables = read_all(settings, bundle, step=lambda s: log(f"reading {s}"))
-    timings["read_and_validate_s"] = time.perf_counter() - t0
+
+def _build_locked(
+    settings: Settings,
+    nectar: Path | None,
+    dbt_args: list[str] | None,
+    log: Callable[[str], None],
+    full_refresh: bool,
+    run: Callable[[list[str], Settings, Path], None],
+) -> BuildResult:
+    import shutil
+
+    import duckdb
+
+    from warehouse.orchestrate import state
+    from warehouse.sources.load import read_sources, write_raw
+    from warehouse.sources.nectar import detect_origin, simulation_scale
+
+    timings: dict[str, float] = {}
+    bundle = _nectar_bundle(settings, nectar, log)
+    origin = detect_origin(bundle)
+    scale = simulation_scale(bundle)
+    dbt_vars = {"simulation_scale": scale} if scale > 1 else {}
+
+    t = time.perf_counter()
+    fp = state.fingerprint(settings, bundle, dbt_vars)
+    previous = state.read_state(settings.db_path)
+    plan = state.plan_build(
+        previous, fp, settings.db_path, full_refresh=full_refresh, explicit_dbt_args=bool(dbt_args)
+    )
+    timings["plan_s"] = time.perf_counter() - t
+    state.describe(plan, log)
+    result = BuildResult(settings.db_path, bundle, origin, {}, timings, plan.mode, plan.reasons)
+    staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
+    leftovers = (staging_path, staging_path.with_name(staging_path.name + ".wal"))
+    if staging_path.exists():
+        log(f"removed {staging_path.name}, the unfinished file of an interrupted build")
+    for leftover in leftovers:
+        leftover.unlink(missing_ok=True)
+    if plan.mode == "current":
+        assert previous is not None
+        result.raw_counts = dict(previous.raw_counts)
+        return result
+
+    t = time.perf_counter()
+    read = read_sources(
+        settings, bundle, step=lambda s: log(f"reading {s}"), only=set(plan.reload_sources)
+    )
+    timings["read_and_validate_s"] = time.perf_counter() - t
+    tables_by_source = dict(previous.tables_by_source) if plan.mode == "incremental" else {}
+    counts = dict(previous.raw_counts) if plan.mode == "incremental" else {}
+    write = []
+    for source, tables in read.items():
+        tables_by_source[source] = [tb.name for tb in tables]
+        if plan.mode == "incremental" and source == "nectar":
+            tables = [tb for tb in tables if tb.name in plan.rewrite_tables]
+        write += tables
     try:
-        t1 = time.perf_counter()
+        t = time.perf_counter()
+        if plan.mode == "incremental":
+            shutil.copyfile(settings.db_path, staging_path)
         con = duckdb.connect(str(staging_path))
         try:
-            counts = write_raw(con, tables)
+            counts.update(write_raw(con, write))
         finally:
             con.close()
-        timings["load_raw_s"] = time.perf_counter() - t1
-        t2 = time.perf_counter()
-        run_dbt(["build", *(dbt_args or [])], settings, staging_path)
-        timings["dbt_build_s"] = time.perf_counter() - t2
-        t3 = time.perf_counter()
-        run_quality_gate(staging_path, settings, log)
-        timings["quality_s"] = time.perf_counter() - t3
+        timings["load_raw_s"] = time.perf_counter() - t
+        result.reloaded_tables = sorted(tb.name for tb in write)
+        vars_args = ["--vars", _json(dbt_vars)] if dbt_vars else []
+        t = time.perf_counter()
+        ran_dbt = True
+        if plan.mode == "full":
+            run(["build", *(dbt_args or []), *vars_args], settings, staging_path)
+        else:
+            select = plan.select + state.selectors_for_tables(
+                [tb.name for tb in write if tb.name not in plan.rewrite_tables],
+                previous.manifest_dir / "manifest.json",
+            )
+            result.selection = select
+            if select:
+                log(f"dbt build --select {' '.join(select)}")
+                # one --select value (space-separated union): what dbt and dagster-dbt both parse
+                run(
+                    ["build", "--select", " ".join(select), "--state", str(previous.manifest_dir),
+                     *vars_args],
+                    settings,
+                    staging_path,
+                )  # fmt: skip
+            ran_dbt = bool(select)
+        timings["dbt_build_s"] = time.perf_counter() - t
+        result.rebuilt_models = (
+            sorted(n for n, _ in _run_results(settings.build_dir / "dbt")) if ran_dbt else []
+        )
+        if plan.mode == "incremental":
+            log(
+                f"rebuilt {len(result.rebuilt_models)} model(s)"
+                + (f": {', '.join(result.rebuilt_models)}" if result.rebuilt_models else "")
+            )
+        from warehouse.quality.governance import manifest_path
+
+        manifest = (
+            manifest_path(settings.build_dir)
+            if ran_dbt
+            else previous.manifest_dir / ("manifest.json")
+        )
+        t = time.perf_counter()
+        quality = run_quality_gate(staging_path, settings, log, manifest=manifest)
+        result.quality = quality.summary()
+        timings["quality_s"] = time.perf_counter() - t
         # dbt may leave a write-ahead log beside the file: fold it in before the swap
         con = duckdb.connect(str(staging_path))
         try:
@@ -181,33 +342,76 @@ def build(
             con.close()
         os.replace(staging_path, settings.db_path)
     except BaseException:
-        for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
+        for leftover in leftovers:
             leftover.unlink(missing_ok=True)
         raise
-    result = BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)
-    write_build_record(settings, result)
+    result.raw_counts = counts
+    state.write_state(settings.db_path, fp, tables_by_source, manifest, counts)
     return result
 
 
-def write_build_record(settings: Settings, result: BuildResult) -> Path:
-    """``<build_dir>/last_build.json``: what the last successful build published and from which
-    inputs (its settings, the bundle, timings). Later commands read the data mirror from it
-    (:func:`warehouse.config.recorded_mirror`), so they work in a fresh shell."""
+def _json(values: dict) -> str:
+    import json
+
+    return json.dumps(values, sort_keys=True)
+
+
+def write_build_record(
+    settings: Settings,
+    result: BuildResult | None,
+    started_at=None,
+    duration_s: float | None = None,
+    error: BaseException | None = None,
+) -> Path:
+    """``<build_dir>/last_build.json``: the last build attempt (time, duration, result, what it
+    rebuilt and why, the quality gate's summary) and what the published warehouse was built from
+    (its settings, the bundle, timings). A failed attempt is recorded too, with its error, and
+    keeps the last successful build under ``last_success``. Later commands read the data mirror
+    from it (:func:`warehouse.config.recorded_mirror`), so they work in a fresh shell."""
     import json
     from datetime import UTC, datetime
 
     from warehouse.config import BUILD_RECORD
 
-    record = {
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "db_path": str(result.db_path),
-        "nectar_bundle": str(result.nectar_bundle),
-        "data_origin": result.data_origin,
-        "settings": settings.as_record(),
-        "raw_counts": result.raw_counts,
-        "timings": {k: round(v, 3) for k, v in result.timings.items()},
-    }
     path = settings.build_dir / BUILD_RECORD
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    record: dict = {
+        "started_at": started_at.isoformat(timespec="seconds") if started_at else None,
+        "finished_at": now,
+        "duration_s": None if duration_s is None else round(duration_s, 3),
+        "settings": settings.as_record(),
+        "db_path": str(settings.db_path),
+    }
+    if result is None:
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = {}
+        last = previous if previous.get("result", "success") == "success" else None
+        last = last or previous.get("last_success")
+        first = str(error).splitlines()[0] if error is not None and str(error) else ""
+        record |= {
+            "result": "failed",
+            "error": f"{type(error).__name__}: {first}" if error is not None else "",
+            "last_success": last,
+        }
+    else:
+        record |= {
+            "result": "success",
+            "nectar_bundle": str(result.nectar_bundle),
+            "data_origin": result.data_origin,
+            "raw_counts": result.raw_counts,
+            "timings": {k: round(v, 3) for k, v in result.timings.items()},
+            "rebuilt": {
+                "mode": result.mode,
+                "reasons": result.reasons,
+                "reloaded_tables": result.reloaded_tables,
+                "selection": result.selection,
+                "models": result.rebuilt_models,
+            },
+            "quality": result.quality,
+        }
+    settings.build_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)

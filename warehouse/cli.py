@@ -53,8 +53,26 @@ def build(
     mirror: Annotated[
         Path | None, typer.Option(help="Local data mirror (overrides TASTEBENCH_DATA_MIRROR).")
     ] = None,
+    full_refresh: Annotated[
+        bool,
+        typer.Option(
+            "--full-refresh",
+            help="Rebuild everything into a fresh file (default: only what changed since the "
+            "published build).",
+        ),
+    ] = False,
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait",
+            metavar="SECONDS",
+            help="If another build is running, wait up to this long for it (default: refuse).",
+        ),
+    ] = 0,
 ) -> None:
-    """Load every source, run dbt build (models + tests), publish the DuckDB file atomically."""
+    """Load the sources, run dbt build (models + tests), validate, publish the DuckDB file
+    atomically. Incremental by default: only what changed since the published build is reloaded
+    and rebuilt (printed with the reason); one build at a time (a lock beside the file)."""
     from warehouse.build import build as run_build
     from warehouse.config import load_settings
 
@@ -62,54 +80,44 @@ def build(
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
     progress = _progress()
     with progress.status("building the warehouse") as status:
-        result = run_build(settings, log=lambda m: status.update(m) or progress.log(m))
-    console.print(
-        f"[green]warehouse built[/green] from {result.nectar_bundle} "
-        f"(data_origin={result.data_origin})"
-    )
-    if result.data_origin == "simulation":
-        console.print(
-            "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
-            "computed from them is a real result.[/yellow]"
+        result = run_build(
+            settings,
+            log=lambda m: status.update(m) or progress.log(m),
+            full_refresh=full_refresh,
+            wait_s=wait,
         )
-    _print_human_baseline(console, result.db_path)
-    console.print(f"Warehouse: {result.db_path}")
-    console.print(
-        f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
-        f"or duckdb -readonly {result.db_path}"
-    )
+    from warehouse.orchestrate.status import render_build
+
+    render_build(console, result)
 
 
-def _fmt(value: float | None) -> str:
-    import math
+@app.command()
+def status(
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (read only).")] = None,
+    freshness: Annotated[
+        bool, typer.Option(help="Run dbt source freshness (on a copy of the file).")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The last build (time, duration, result, what was rebuilt), a running build, data
+    freshness per source and the quality gate's result."""
+    import json
 
-    return (
-        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-    )
+    from warehouse.config import load_settings
+    from warehouse.orchestrate.status import collect, render_status
 
-
-def _print_human_baseline(console, db_path: Path) -> None:
-    """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
-    import duckdb
-    from rich.table import Table
-
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        rows = con.execute(
-            "select metric, warehouse_value, published_value, data_origin "
-            "from marts.agg_human_baseline order by metric"
-        ).fetchall()
-    except duckdb.CatalogException:
+    settings = load_settings(db_path=db)
+    with _progress().status("collecting status"):
+        info = collect(settings, freshness=freshness)
+    if info["published"] is None and info["last_build"] is None and info["running"] is None:
+        raise WarehouseError(
+            f"nothing to report: no warehouse at {settings.db_path} and no build record in "
+            f"{settings.build_dir}. Fix: run `tastebench build` first, or pass --db."
+        )
+    if as_json:
+        sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
         return
-    finally:
-        con.close()
-    if not rows:
-        return
-    origin = rows[0][3]
-    table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
-    for metric, ours, published, _ in rows:
-        table.add_row(metric, _fmt(ours), _fmt(published))
-    console.print(table)
+    render_status(_console(), info)
 
 
 @app.command()
@@ -348,7 +356,8 @@ def verify(
             "release (tastebench release) or restore the changed files."
         )
     console.print(
-        f"[green]release verified[/green]: manifest, Croissant and {len(report.checked) - 2} "
+        f"[green]release verified[/green]: manifest, Croissant, the DuckDB file and "
+        f"{len(report.checked) - 3} "
         f"re-derived tables match ({report.root})"
     )
 

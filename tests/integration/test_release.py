@@ -25,8 +25,15 @@ from warehouse.cli import app
 from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
 from warehouse.release import competition as comp
 from warehouse.release.gated import CODE_MAP
-from warehouse.release.tables import ARROW_TYPES, CROISSANT_TYPES, ReleaseError, write_manifest
-from warehouse.release.verify import verify_release
+from warehouse.release.public_db import db_name, public_db_problems
+from warehouse.release.tables import (
+    ARROW_TYPES,
+    CROISSANT_TYPES,
+    PUBLIC_DB,
+    ReleaseError,
+    write_manifest,
+)
+from warehouse.release.verify import release_specs, verify_release
 
 pytestmark = pytest.mark.integration
 
@@ -92,6 +99,56 @@ def _gated_ctx(con, gated: Path) -> GatedContext:
 def test_release_passes_every_guard(release, con) -> None:
     out, gated = release
     assert guard_release_dir(out, _gated_ctx(con, gated)) == []
+
+
+def test_public_duckdb_file_answers_sql_and_a_leak_planted_in_it_fails(
+    release, con, tmp_path: Path
+) -> None:
+    """Issue #12 item 4: the release's DuckDB file holds every released table (queryable
+    read-only with SQL); a table planted in it fails the release guards and verify."""
+    out, gated = release
+    specs = release_specs(out)
+    pub = duckdb.connect(str(out / PUBLIC_DB), read_only=True)
+    try:
+        tables = set(pub.execute(
+            "select schema_name, table_name from duckdb_tables() where not internal"
+        ).fetchall())  # fmt: skip
+        n_products = pub.execute("select count(*) from benchmark.products").fetchone()[0]
+        n_metrics = pub.execute(
+            "select count(*) from metrics.model_metrics m join metrics.upstream_files u "
+            "on u.model_id = m.model_id"
+        ).fetchone()[0]
+    finally:
+        pub.close()
+    assert tables == {db_name(s) for s in specs.values()} and len(tables) == len(specs)
+    assert n_products == len(pl.read_csv(out / "benchmark" / "products.csv"))
+    assert n_metrics > 0  # the published models' metrics join their upstream files
+    bad = tmp_path / "planted"
+    shutil.copytree(out, bad)
+    cmap = pl.read_csv(gated / CODE_MAP).select(
+        "category", pl.col("product_code").cast(pl.Int64), "public_code"
+    )
+    means = con.sql(
+        "select p.category, p.product_code::bigint as product_code, m.panel_mean as score "
+        "from marts.dim_products p join marts.fct_panel_means m using (product_key)"
+    ).pl()
+    leak = cmap.join(means, on=["category", "product_code"]).select(
+        "category", "public_code", pl.col("score").round(6)
+    )
+    pub = duckdb.connect(str(bad / PUBLIC_DB))
+    try:
+        pub.register("leak", leak.to_arrow())
+        pub.execute("create table benchmark.product_scores as select * from leak")
+    finally:
+        pub.close()
+    v = guard_release_dir(bad, _gated_ctx(con, gated))
+    where = f"{PUBLIC_DB}:benchmark.product_scores"
+    assert {x.rule for x in v if x.table == where} >= {"panel_mean_shape"}, v
+    assert all(x.table == where for x in v), v  # the released tables in the file stay clean
+    report = verify_release(bad)
+    assert report.problems == [
+        f"{PUBLIC_DB}: table benchmark.product_scores is not a released table"
+    ]
 
 
 def test_no_forbidden_column_no_panel_mean_no_panelist_key(release) -> None:
@@ -204,6 +261,9 @@ def test_code_map_is_gated_and_reused(release, built) -> None:
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     for rel in files:
+        if rel.as_posix() == PUBLIC_DB:  # not byte-stable: the same tables and rows instead
+            assert public_db_problems(again, release_specs(out).values()) == []
+            continue
         assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
     with pytest.raises(ReleaseError, match="not empty"):
         CliRunner().invoke(

@@ -47,6 +47,7 @@ def run(args: list[str], tmp_path: Path, mirror: Path) -> subprocess.CompletedPr
 
 CASES = [
     ("build", ["build", "--nectar", "{tmp}/none", "--db", "{tmp}/w.duckdb"], "no NECTAR bundle"),
+    ("build-wait", ["build", "--wait", "-1", "--db", "{tmp}/w.duckdb"], "--wait must be zero"),
     ("simulate", ["simulate", "{csv}"], "not a folder"),
     ("sql-bad-query", ["sql", "select nope from marts.dim_categories", "--db", "{db}"], "failed"),
     ("sql-no-warehouse", ["sql", "select 1", "--db", "{tmp}/none.duckdb"], "no warehouse"),
@@ -59,6 +60,7 @@ CASES = [
     ("verify", ["verify", "{tmp}/no_release"], "not a folder"),
     ("competition", ["competition", "{tmp}/comp", "--db", "{tmp}/none.duckdb"], "no warehouse"),
     ("docs", ["docs", "--db", "{tmp}/none.duckdb"], "no warehouse"),
+    ("status", ["status", "--db", "{tmp}/none.duckdb"], "nothing to report"),
     ("snapshot", ["snapshot", "--db", "{db}", "--compare", "{tmp}/none.json"], "no snapshot"),
     ("registry-verify", ["registry", "verify", "--mirror", "{tmp}/none"], "missing from"),
     ("train", ["train", "molecular", "--config", "nope"], "unknown --config"),

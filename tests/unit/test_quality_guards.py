@@ -431,3 +431,34 @@ def test_pooled_spearman_detects_order_not_noise() -> None:
     assert rho > 0.9 and z > guards.Z_CRIT and n == 60
     rho, z, _ = guards.pooled_spearman(x, rng.normal(size=60), groups)
     assert abs(rho) < guards.RHO_TOL or abs(z) < guards.Z_CRIT
+
+
+def test_release_dir_duckdb_file_is_guarded_table_by_table(ctx, products, tmp_path: Path) -> None:
+    """A DuckDB file in a release folder: its twin of a CSV passes; a table planted in it (the
+    panel means under a harmless name, or the code map) fails the gate naming the file and
+    table; a file that is not DuckDB is an error, not a pass."""
+    import duckdb
+
+    products.write_csv(tmp_path / "products.csv")
+    db = tmp_path / "public.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("products_frame", products.to_arrow())
+    con.execute("create table main.products as select * from products_frame")
+    con.close()
+    assert guards.guard_release_dir(tmp_path, ctx) == []
+    con = duckdb.connect(str(db))
+    leak = products.select("category", "public_code").with_columns(
+        score=pl.Series(_panel_mean(products, ctx)).round(4)
+    )
+    con.register("leak_frame", leak.to_arrow())
+    con.execute("create schema extra")
+    con.execute("create table extra.scores as select * from leak_frame")
+    con.execute("create view extra.codemap as select category, public_code from extra.scores")
+    con.close()
+    v = guards.guard_release_dir(tmp_path, ctx)
+    _assert_named(v, "public.duckdb:extra.scores", "score", "panel_mean_shape")
+    _assert_named(v, "public.duckdb:extra.codemap", "(table name)", "code_map_in_public")
+    assert not [x for x in v if x.table == "public.duckdb:main.products"]
+    (tmp_path / "public.duckdb").write_bytes(b"not a database")
+    with pytest.raises(guards.GuardError, match="public.duckdb cannot be opened"):
+        guards.guard_release_dir(tmp_path, ctx)

@@ -228,3 +228,39 @@ def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> N
     )
     problems = check_croissant(tmp_path, "simulation")
     assert any("recordSet of t/x.parquet" in p and "sc:Float" in p for p in problems)
+
+
+def test_public_duckdb_file_holds_the_tables_and_is_checked_by_content(tmp_path: Path) -> None:
+    """The release's DuckDB file: one table per CSV (``t.x`` for ``t/x.csv``) with its types,
+    rows and order, outside the manifest; a changed row or an extra table is reported."""
+    import duckdb
+
+    from warehouse.release.public_db import db_name, public_db_problems, write_public_db
+    from warehouse.release.tables import PUBLIC_DB, release_files
+
+    spec = SPEC.with_path("t/x.csv", "it's tiny")  # a quote in the comment
+    write_table(tmp_path, frame(), spec)
+    write_public_db(tmp_path, [spec])
+    assert db_name(spec) == ("t", "x") and PUBLIC_DB not in release_files(tmp_path)
+    assert public_db_problems(tmp_path, [spec]) == []
+    con = duckdb.connect(str(tmp_path / PUBLIC_DB), read_only=True)
+    try:
+        rows = con.execute("select category, code, flag, value from t.x").fetchall()
+        comment = con.execute("select comment from duckdb_tables() where table_name = 'x'")
+        assert comment.fetchone()[0] == "it's tiny"
+    finally:
+        con.close()
+    assert rows == [("a", 1, True, 1 / 3), ("a", 3, False, 0.0), ("b", 1, None, None),
+                    ("b", 2, True, 0.1)]  # fmt: skip
+    con = duckdb.connect(str(tmp_path / PUBLIC_DB))
+    try:
+        con.execute("update t.x set value = 0.2 where code = 2")
+        con.execute("create view t.y as select 1 as one")
+    finally:
+        con.close()
+    assert public_db_problems(tmp_path, [spec]) == [
+        f"{PUBLIC_DB}: view t.y is not a released table",
+        f"{PUBLIC_DB}: rows of table t.x differ from t/x.csv",
+    ]
+    (tmp_path / PUBLIC_DB).unlink()
+    assert "missing" in public_db_problems(tmp_path, [spec])[0]

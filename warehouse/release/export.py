@@ -5,9 +5,10 @@ folder (drawn once with ``secrets`` when absent, redrawn until the de-identifica
 both audits are clean) -> write the data tables (CSV + Parquet) into a temporary sibling of
 OUT_DIR -> re-derive the metric tables from those files and the upstream TasteBench files they
 reference by hash (the code ``tastebench verify`` runs) and check them against the warehouse's
-marts -> README, Croissant, manifest -> ``guard_release_dir`` (every table, every pair of tables
-joined on their shared columns, every text file) -> only when it returns no violation: store the
-gated state and rename the folder to OUT_DIR.
+marts -> the public DuckDB file -> README, Croissant, manifest -> ``guard_release_dir`` (every
+table, every pair of tables joined on their shared columns, every text file, every table of the
+DuckDB file) -> only when it returns no violation: store the gated state and rename the folder
+to OUT_DIR.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from warehouse import __version__
 from warehouse.release import derive
 from warehouse.release.croissant import build_croissant, write_croissant
 from warehouse.release.gated import GatedStore, check_out_dir, ensure_separate
+from warehouse.release.public_db import write_public_db
 from warehouse.release.schema import (
     BLOCK_RELIABILITY,
     CATEGORIES,
@@ -44,6 +46,7 @@ from warehouse.release.schema import (
     UPSTREAM_FILES,
 )
 from warehouse.release.tables import (
+    PUBLIC_DB,
     ReleaseError,
     TableSpec,
     table_bytes,
@@ -343,8 +346,22 @@ De-identified benchmark files exported by `tastebench release` from a built ware
 | file | rows | what |
 |---|---:|---|
 {rows}
-| `croissant.json` | | Croissant 1.0 metadata with RAI fields (every file and column) |
-| `MANIFEST.sha256` | | `<sha256>  <path>` of every other file, sorted by path |
+| `{PUBLIC_DB}` | | every table above in one DuckDB file, for SQL (below) |
+| `croissant.json` | | Croissant 1.0 metadata with RAI fields (every file but the DuckDB file) |
+| `MANIFEST.sha256` | | `<sha256>  <path>` of every other file but the DuckDB file, sorted by path |
+
+## SQL
+
+`{PUBLIC_DB}` holds one table per CSV, named after its folder and file (`benchmark.products`,
+`metrics.model_metrics`, `oof."<model>"`), with the Parquet twin's types and rows:
+
+```sql
+-- duckdb -readonly {PUBLIC_DB}
+select category, count(*) as n_pairs from benchmark.gold_pairs group by category order by category;
+```
+
+A DuckDB file is not byte-stable, so the manifest and the Croissant file leave it out;
+`tastebench verify` checks that it holds exactly these tables with these rows.
 
 ## Keying: one code space
 
@@ -366,11 +383,12 @@ file passed the de-identification guards before publication.
 
 ## Verify
 
-`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types and the
-Parquet twins, then recomputes the gold pairs (from `true_rank`), the category counts, the
-human-baseline summary, the model metrics (from `oof/` and the upstream files, fetched by hash)
-and the release audits, and compares them byte for byte. Every table is a CSV (floats written as
-the shortest text that reads back as the same float64) with a Parquet twin of the same rows.
+`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types, the
+Parquet twins and the DuckDB file, then recomputes the gold pairs (from `true_rank`), the
+category counts, the human-baseline summary, the model metrics (from `oof/` and the upstream
+files, fetched by hash) and the release audits, and compares them byte for byte. Every table is
+a CSV (floats written as the shortest text that reads back as the same float64) with a Parquet
+twin of the same rows.
 
 ## Licences
 
@@ -458,6 +476,7 @@ def export_release(
             write_table(tmp, derived[spec.path], spec)
             written.append((spec, len(derived[spec.path])))
         timings["metrics"] = time.perf_counter() - t1
+        write_public_db(tmp, [s for s, _ in written])
         (tmp / "README.md").write_text(readme_text(written, origin), encoding="utf-8")
         specs = [s for s, _ in written]
         doc = build_croissant(

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from warehouse.errors import WarehouseError
 
 MANIFEST_NAME = "MANIFEST.sha256"
+PUBLIC_DB = "tastebench_release.duckdb"  # checked by content, not by hash (release/public_db.py)
 TYPES = ("str", "int", "float", "bool")
 CROISSANT_TYPES = {"str": "sc:Text", "int": "sc:Integer", "float": "sc:Float", "bool": "sc:Boolean"}
 ARROW_TYPES = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
@@ -280,12 +281,13 @@ def sha256_file(path: Path) -> str:
 
 
 def release_files(root: Path) -> list[str]:
-    """Every file under ``root`` (relative POSIX paths, sorted), the manifest excluded."""
+    """Every file under ``root`` (relative POSIX paths, sorted), the manifest and the public
+    DuckDB file (not byte-stable; verified by content) excluded."""
     root = Path(root)
     return sorted(
         p.relative_to(root).as_posix()
         for p in root.rglob("*")
-        if p.is_file() and p.relative_to(root).as_posix() != MANIFEST_NAME
+        if p.is_file() and p.relative_to(root).as_posix() not in (MANIFEST_NAME, PUBLIC_DB)
     )
 
 
@@ -317,6 +319,7 @@ __all__ = [
     "ARROW_TYPES",
     "CROISSANT_TYPES",
     "MANIFEST_NAME",
+    "PUBLIC_DB",
     "Column",
     "ReleaseError",
     "TableSpec",

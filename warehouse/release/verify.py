@@ -2,7 +2,9 @@
 
 Tier 1, integrity: ``MANIFEST.sha256`` lists every file (none missing, none extra) and every
 sha256 matches; ``croissant.json`` hashes, record sets and types match the files; every CSV has a
-Parquet twin with the spec's types and the same rows.
+Parquet twin with the spec's types and the same rows; the public DuckDB file holds exactly one
+table per CSV with the same rows (it is not byte-stable, so the manifest leaves it out:
+:mod:`warehouse.release.public_db`).
 Tier 2, re-derivation: every published number that other released files determine is computed
 again and serialized the same way (:mod:`warehouse.release.tables`), then compared byte for byte:
 ``benchmark/gold_pairs.csv`` (winners from ``products.csv`` true_rank, with the published sides),
@@ -28,6 +30,7 @@ import polars as pl
 
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
+from warehouse.release.public_db import public_db_problems
 from warehouse.release.schema import (
     BLOCK_RELIABILITY,
     CATEGORIES,
@@ -47,6 +50,7 @@ from warehouse.release.schema import (
 )
 from warehouse.release.tables import (
     MANIFEST_NAME,
+    PUBLIC_DB,
     ReleaseError,
     TableSpec,
     parquet_problems,
@@ -308,6 +312,8 @@ def verify_release(root: Path, settings=None) -> VerifyReport:
     report.problems += check_croissant(root, release_origin(tables))
     report.checked.append("croissant.json")
     report.problems += check_parquet(tables)
+    report.problems += public_db_problems(root, tables.specs.values())
+    report.checked.append(PUBLIC_DB)
     derived, problems = derive_tables(tables)
     report.problems += problems
     for rel, frame in sorted(derived.items()):

@@ -42,23 +42,51 @@ def nectar_tables(root: Path, settings: Settings) -> list[RawTable]:
     return tables
 
 
+Reader = Callable[[], list[RawTable]]
+
+
+def readers(settings: Settings, nectar_root: Path) -> list[tuple[str, str, Reader]]:
+    """(source name, label, reader) of every loader. The names are the sources the incremental
+    build fingerprints (warehouse/orchestrate/state.py)."""
+    return [
+        ("nectar", "NECTAR bundle", lambda: nectar_tables(nectar_root, settings)),
+        ("fartdb", "FartDB splits", lambda: read_fartdb(settings)),
+        ("foodatlas", "FoodAtlas extracts", lambda: read_foodatlas_v1(settings)),
+        (
+            "foodatlas_v4",
+            "FoodAtlas v4 bundle",
+            lambda: read_foodatlas_v4(settings.foodatlas_v4, settings),
+        ),
+        (
+            "tastebench_public",
+            "TasteBench public artifacts",
+            lambda: read_tastebench_public(settings),
+        ),
+    ]
+
+
+def read_sources(
+    settings: Settings,
+    nectar_root: Path,
+    step: Callable[[str], None] | None = None,
+    only: set[str] | None = None,
+) -> dict[str, list[RawTable]]:
+    """Read and validate every source (or those named in ``only``), no writes: source -> tables."""
+    out: dict[str, list[RawTable]] = {}
+    for name, label, reader in readers(settings, nectar_root):
+        if only is not None and name not in only:
+            continue
+        if step:
+            step(label)
+        out[name] = reader()
+    return out
+
+
 def read_all(
     settings: Settings, nectar_root: Path, step: Callable[[str], None] | None = None
 ) -> list[RawTable]:
     """Read and validate every source (no writes)."""
-    readers: list[tuple[str, Callable[[], list[RawTable]]]] = [
-        ("NECTAR bundle", lambda: nectar_tables(nectar_root, settings)),
-        ("FartDB splits", lambda: read_fartdb(settings)),
-        ("FoodAtlas extracts", lambda: read_foodatlas_v1(settings)),
-        ("FoodAtlas v4 bundle", lambda: read_foodatlas_v4(settings.foodatlas_v4, settings)),
-        ("TasteBench public artifacts", lambda: read_tastebench_public(settings)),
-    ]
-    tables: list[RawTable] = []
-    for label, reader in readers:
-        if step:
-            step(label)
-        tables.extend(reader())
-    return tables
+    return [t for tables in read_sources(settings, nectar_root, step).values() for t in tables]
 
 
 def write_raw(con: duckdb.DuckDBPyConnection, tables: list[RawTable]) -> dict[str, int]:

@@ -9,6 +9,7 @@ file, the data row (1-based, header excluded) and the column, with the fix.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,16 +72,42 @@ def _typed(path: Path, fields: tuple[Field, ...]) -> pl.DataFrame:
     )
 
 
-def _canonical_categories(path: Path, values: pl.Series, column: str) -> pl.Series:
-    lookup = category_lookup()
+def simulation_scale(root: Path) -> int:
+    """The ``scale`` of a simulated bundle (its ``simulation_manifest.json``); 1 for any other
+    bundle. A scaled bundle's category copies ``<Category>_s<k>`` are valid only up to it."""
+    if detect_origin(root) != "simulation":
+        return 1
+    path = Path(root) / "simulation_manifest.json"
+    try:
+        scale = json.loads(path.read_text(encoding="utf-8")).get("scale", 1)
+    except (OSError, ValueError) as exc:
+        raise DataValidationError(
+            str(path), f"unreadable simulation manifest ({exc})", "re-run tastebench simulate"
+        ) from exc
+    if not isinstance(scale, int) or scale < 1:
+        raise DataValidationError(
+            str(path), f"scale {scale!r} is not a positive integer", "re-run tastebench simulate"
+        )
+    return scale
+
+
+def _canonical_categories(path: Path, values: pl.Series, column: str, scale: int = 1) -> pl.Series:
+    lookup = category_lookup(scale)
     mapped = values.replace_strict(lookup, default=None, return_dtype=pl.String)
     unknown = values.is_not_null() & mapped.is_null()
     if unknown.any():
+        scaled = (
+            f"; this bundle's simulation scale is {scale}, so copies <Category>_s2 .. _s{scale} "
+            "are accepted"
+            if scale > 1
+            else "; copies <Category>_s<k> are accepted only in a simulated bundle whose "
+            "simulation_manifest.json declares scale >= k"
+        )
         raise DataValidationError(
             str(path),
             f"unknown category {values.filter(unknown)[0]!r}",
             "use a canonical category from seeds/categories.csv or add the spelling to "
-            "seeds/category_aliases.csv",
+            "seeds/category_aliases.csv" + scaled,
             row=first_row(unknown),
             column=column,
         )
@@ -114,7 +141,9 @@ def _check_not_null(path: Path, frame: pl.DataFrame, columns: list[str]) -> None
             )
 
 
-def _validate_ratings(path: Path, ratings: pl.DataFrame, products: pl.DataFrame) -> None:
+def _validate_ratings(
+    path: Path, ratings: pl.DataFrame, products: pl.DataFrame, scale: int = 1
+) -> None:
     key = ["year", "product_category", "respondent", "product_code"]
     _check_not_null(path, ratings, key)
     sim = ratings["similarity"]
@@ -134,7 +163,7 @@ def _validate_ratings(path: Path, ratings: pl.DataFrame, products: pl.DataFrame)
     rated = pl.DataFrame(
         {
             "category": _canonical_categories(
-                path, ratings["product_category"], "product_category"
+                path, ratings["product_category"], "product_category", scale
             ),
             "product_code": ratings["product_code"],
         }
@@ -157,7 +186,7 @@ def _validate_ratings(path: Path, ratings: pl.DataFrame, products: pl.DataFrame)
         )
 
 
-def scan_images(root: Path) -> pl.DataFrame:
+def scan_images(root: Path, scale: int = 1) -> pl.DataFrame:
     """One row per product photo under ``images/``; unexpected paths are errors."""
     images_dir = root / "images"
     rows = []
@@ -186,7 +215,7 @@ def scan_images(root: Path) -> pl.DataFrame:
             )
     frame = pl.DataFrame(rows, schema=IMAGE_SCHEMA)
     if frame.height:
-        _canonical_categories(images_dir, frame["category_folder"], "category folder")
+        _canonical_categories(images_dir, frame["category_folder"], "category folder", scale)
     return frame
 
 
@@ -214,9 +243,12 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
     ing = tables[INGREDIENTS]
     _check_not_null(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"])
     _check_unique(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"], "product-year row")
+    scale = simulation_scale(root)
     products = pl.DataFrame(
         {
-            "category": _canonical_categories(root / INGREDIENTS, ing["Category"], "Category"),
+            "category": _canonical_categories(
+                root / INGREDIENTS, ing["Category"], "Category", scale
+            ),
             "product_code": ing["Product_Code"],
         }
     ).unique()
@@ -224,8 +256,8 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
         lab = tables[name]
         _check_not_null(root / name, lab, ["category", "product_code"])
         _check_unique(root / name, lab, ["category", "product_code"], "product row")
-        _canonical_categories(root / name, lab["category"], "category")
-    _validate_ratings(root / RATINGS, tables[RATINGS], products)
+        _canonical_categories(root / name, lab["category"], "category", scale)
+    _validate_ratings(root / RATINGS, tables[RATINGS], products, scale)
     return NectarBundle(
-        root=root, data_origin=detect_origin(root), tables=tables, images=scan_images(root)
+        root=root, data_origin=detect_origin(root), tables=tables, images=scan_images(root, scale)
     )

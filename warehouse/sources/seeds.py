@@ -7,12 +7,23 @@ from functools import lru_cache
 
 from warehouse.config import SEEDS_DIR
 
+# Copies of a category in a scaled simulated bundle (`tastebench simulate --scale K`) are named
+# `<spelling>_s<k>`, k = 2..K (warehouse/simulate/design.py). They are accepted only for a bundle
+# whose simulation_manifest.json declares that scale; dbt adds the same copies to the category
+# seeds (macros/scaled_categories.sql, var `simulation_scale` passed by the build).
+SCALED_COPY_SUFFIX = "_s"
 
-@lru_cache(maxsize=1)
-def category_lookup() -> dict[str, str]:
-    """Every accepted spelling (canonical names and aliases) -> canonical category."""
+
+@lru_cache(maxsize=8)
+def category_lookup(scale: int = 1) -> dict[str, str]:
+    """Every accepted spelling (canonical names and aliases) -> canonical category; with
+    ``scale`` > 1 also the simulator's copies ``<spelling>_s<k>`` -> ``<canonical>_s<k>``."""
     with (SEEDS_DIR / "categories.csv").open() as fh:
         lookup = {row["category"]: row["category"] for row in csv.DictReader(fh)}
     with (SEEDS_DIR / "category_aliases.csv").open() as fh:
         lookup.update({row["alias"]: row["category"] for row in csv.DictReader(fh)})
+    base = dict(lookup)
+    for k in range(2, int(scale) + 1):
+        suffix = f"{SCALED_COPY_SUFFIX}{k}"
+        lookup.update({spelling + suffix: category + suffix for spelling, category in base.items()})
     return lookup

@@ -1,0 +1,84 @@
+"""Helpers of the operations tests: copies of a session warehouse, builds as real processes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from warehouse.config import Settings, load_settings
+from warehouse.orchestrate.lock import read_holder
+from warehouse.orchestrate.state import state_dir
+
+
+def copy_warehouse(settings: Settings, root: Path) -> Settings:
+    """The published file, its state and the fit store of ``settings`` under ``root`` (modification
+    times kept: the state recognises the file), as a build folder of its own."""
+    root.mkdir(parents=True, exist_ok=True)
+    db = root / "tastebench.duckdb"
+    shutil.copy2(settings.db_path, db)
+    shutil.copytree(state_dir(settings.db_path), state_dir(db), copy_function=shutil.copy2)
+    if settings.fits_dir.is_dir():
+        shutil.copytree(settings.fits_dir, root / "fits")
+    return load_settings(
+        build_dir=root, db_path=db, mirror=settings.mirror, foodatlas_v4=settings.foodatlas_v4
+    )
+
+
+def start_build(settings: Settings, *args: str, stderr: Path | None = None) -> subprocess.Popen:
+    """`tastebench build --db <settings.db_path> ARGS` as a separate process."""
+    env = {**os.environ, **settings.as_env()}
+    return subprocess.Popen(
+        [sys.executable, "-m", "warehouse.cli", "build", "--db", str(settings.db_path), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=stderr.open("w") if stderr else subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def hold_paused(settings: Settings, proc: subprocess.Popen, staging: bool = False) -> None:
+    """Wait until ``proc`` holds the build lock (and, with ``staging``, has started writing its
+    separate file), then stop it (SIGSTOP): a build deterministically 'running'."""
+
+    def ready() -> bool:
+        assert proc.poll() is None, f"build exited early: {proc.communicate()}"
+        holder = read_holder(settings.db_path)
+        started = holder is not None and holder.pid == proc.pid
+        return started and (not staging or staging_file(settings).exists())
+
+    wait_for(ready, "the build to take the lock")
+    proc.send_signal(signal.SIGSTOP)
+
+
+def staging_file(settings: Settings) -> Path:
+    return settings.db_path.with_name(f".{settings.db_path.name}.building")
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line mentions ``text`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            out.append(int(entry.name))
+    return out

@@ -1,0 +1,191 @@
+"""One writer at a time and incremental rebuilds, with real build processes on copies of the
+session's fixture warehouse (docs/operations.md).
+
+1. ``contended``: build A (a 2027 batch: new ratings and products) takes the lock and is paused;
+   build B refuses naming A; build C waits; A resumes, publishes incrementally; C then finds
+   nothing to do. Readers read the published file throughout.
+2. ``killed``: build D (back to the original bundle) is SIGKILLed while dbt runs; the last good
+   warehouse keeps answering; the next build clears D's stale lock, rebuilds incrementally and
+   publishes a warehouse equal, relation by relation, to a full build of the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.integration.ops_helpers import (
+    copy_warehouse,
+    hold_paused,
+    processes_mentioning,
+    staging_file,
+    start_build,
+    wait_for,
+)
+from warehouse.build import build
+from warehouse.orchestrate.lock import read_holder
+from warehouse.orchestrate.state import state_dir
+from warehouse.quality.snapshot import compare_hashes, relation_hashes
+from warehouse.simulate.batch import add_year_batch
+
+pytestmark = pytest.mark.integration
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
+READER_SQL = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1 order by 1"
+
+
+def _read(db: Path) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(READER_SQL).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def batch_bundle(tmp_path_factory) -> Path:
+    bundle = tmp_path_factory.mktemp("nectar2027") / "bundle"
+    shutil.copytree(FIXTURE, bundle)
+    added = add_year_batch(bundle, 2027)
+    assert added["ratings"] > 0 and added["products"] == 2
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def contended(fixture_warehouse, batch_bundle, tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("contended")
+    settings = copy_warehouse(fixture_warehouse[0], root / "build")
+    before = _read(settings.db_path)
+    a = start_build(settings, "--nectar", str(batch_bundle))
+    hold_paused(settings, a)
+    holder = read_holder(settings.db_path)
+    refused = subprocess.run(
+        [sys.executable, "-m", "warehouse.cli", "build", "--db", str(settings.db_path),
+         "--nectar", str(batch_bundle)],
+        env={**__import__("os").environ, **settings.as_env()},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    waiter_log = root / "waiter.err"
+    c = start_build(settings, "--nectar", str(batch_bundle), "--wait", "900", stderr=waiter_log)
+    wait_for(lambda: "waiting up to 900 s" in waiter_log.read_text(), "build C to wait")
+    during = _read(settings.db_path)
+    c_was_waiting = c.poll() is None
+    a.send_signal(signal.SIGCONT)
+    a_out, a_err = a.communicate(timeout=1800)
+    c_out, _ = c.communicate(timeout=1800)
+    return {
+        "settings": settings, "a": a, "a_out": a_out, "a_err": a_err, "holder": holder,
+        "refused": refused, "c": c, "c_out": c_out, "c_err": waiter_log.read_text(),
+        "c_was_waiting": c_was_waiting, "before": before, "during": during,
+        "after": _read(settings.db_path),
+    }  # fmt: skip
+
+
+def test_a_second_build_refuses_naming_the_running_one(contended) -> None:
+    refused, holder = contended["refused"], contended["holder"]
+    assert refused.returncode == 2
+    assert f"another build is running: PID {contended['a'].pid}" in refused.stderr
+    assert f"started {holder.started_at}" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_waiting_build_runs_after_the_first_published(contended) -> None:
+    assert contended["c_was_waiting"], "build C finished while build A held the lock"
+    assert f"PID {contended['a'].pid}" in contended["c_err"]
+    assert contended["c"].returncode == 0, contended["c_err"]
+    assert "warehouse up to date" in contended["c_out"]
+
+
+def test_readers_read_the_last_good_file_throughout(contended) -> None:
+    assert contended["during"] == contended["before"]
+    assert 2027 not in dict(contended["before"])
+    assert dict(contended["after"])[2027] > 0, "the first build published the 2027 batch"
+
+
+def test_the_2027_batch_rebuilds_exactly_the_models_downstream_of_nectar(contended) -> None:
+    a, out = contended["a"], contended["a_out"]
+    assert a.returncode == 0, contended["a_err"]
+    assert "warehouse built (incremental)" in out
+    line = next(x for x in out.splitlines() if "rebuilt" in x and "model(s):" in x)
+    rebuilt = set(line.split(":", 1)[1].replace(" ", "").split(","))
+    manifest = json.loads((state_dir(contended["settings"].db_path) / "manifest.json").read_text())
+    todo = [k for k in manifest["sources"] if k.startswith("source.tastebench.nectar.")]
+    downstream: set[str] = set()
+    while todo:
+        for child in manifest["child_map"].get(todo.pop(), []):
+            if child not in downstream:
+                downstream.add(child)
+                todo.append(child)
+    expected = {n.split(".")[-1] for n in downstream if n.startswith("model.")}
+    assert rebuilt == expected
+    assert "dim_ml_fits" not in rebuilt and "agg_model_metrics" not in rebuilt
+    record = json.loads((contended["settings"].build_dir / "last_build.json").read_text())
+    assert record["result"] == "success" and record["rebuilt"]["mode"] == "current"
+
+
+@pytest.fixture(scope="module")
+def killed(contended, fixture_warehouse) -> dict:
+    settings = contended["settings"]
+    target = str(settings.build_dir / "dbt" / "target")
+    d = start_build(settings, "--nectar", str(FIXTURE))
+    wait_for(lambda: bool(processes_mentioning(target)), "build D's dbt to run", timeout=600)
+    assert staging_file(settings).exists()
+    d.send_signal(signal.SIGKILL)
+    d.wait(60)
+    meanwhile = _read(settings.db_path)
+    wait_for(lambda: not processes_mentioning(target), "build D's dbt to die with it", 60)
+    messages: list[str] = []
+    result = build(settings, nectar=FIXTURE, log=messages.append)
+    return {"settings": settings, "d": d, "meanwhile": meanwhile, "messages": messages,
+            "result": result, "reference": fixture_warehouse[0].db_path}  # fmt: skip
+
+
+def test_after_a_sigkill_the_last_good_warehouse_answers(killed, contended) -> None:
+    assert killed["meanwhile"] == contended["after"]
+
+
+def test_the_next_build_clears_the_stale_lock_and_publishes(killed) -> None:
+    pid = killed["d"].pid
+    stale = [m for m in killed["messages"] if m.startswith("cleared a stale build lock")]
+    assert stale and f"PID {pid}" in stale[0] and f"process {pid} is gone" in stale[0]
+    assert any("unfinished file of an interrupted build" in m for m in killed["messages"])
+    assert killed["result"].mode == "incremental"
+    assert 2027 not in dict(_read(killed["settings"].db_path))
+
+
+def test_an_incremental_rebuild_equals_a_full_build(killed) -> None:
+    """Back to the original bundle incrementally (after a 2027 batch and a killed build): every
+    relation and column equals the session's full build of that bundle."""
+    diff = compare_hashes(relation_hashes(killed["reference"]), relation_hashes(
+        killed["settings"].db_path
+    ))  # fmt: skip
+    assert diff.equal, (diff.only_before, diff.only_after, diff.changed)
+
+
+def test_status_shows_a_failed_build_freshness_and_the_gate(killed, tmp_path: Path) -> None:
+    from warehouse.errors import DataValidationError
+    from warehouse.orchestrate.status import collect
+
+    settings = killed["settings"]
+    bad = tmp_path / "bad"
+    shutil.copytree(FIXTURE, bad)
+    ratings = bad / "nectar_consolidated_sensory_rating.csv"
+    lines = ratings.read_text().splitlines()
+    lines[1] = lines[1].replace(",5.0,5.0,", ",5.0,9.0,", 1)  # similarity 9: out of range
+    ratings.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataValidationError, match="similarity"):
+        build(settings, nectar=bad, log=lambda m: None)
+    info = collect(settings, freshness=True)
+    last = info["last_build"]
+    assert last["result"] == "failed" and "similarity" in last["error"]
+    assert last["last_success"]["rebuilt"]["mode"] == "incremental"
+    assert info["running"] is None
+    assert info["quality"]["success"] and info["quality"]["counts"]["passed"] > 0
+    fresh = {r["source"]: r["status"] for r in info["freshness"]}
+    assert fresh.get("reports.rpt_data_quality") == "pass", info["freshness"]

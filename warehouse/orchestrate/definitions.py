@@ -1,0 +1,314 @@
+"""Dagster definitions for the warehouse (the optional ``orchestrate`` extra; docs/operations.md).
+
+    dagster dev -m warehouse.orchestrate.definitions      # UI, schedule and sensor
+    dagster job execute -m warehouse.orchestrate.definitions -j tastebench_build
+
+* **Assets**: every dbt model and seed (``@dbt_assets`` over the project's manifest). One op runs
+  :func:`warehouse.build.build` — the lock, the incremental plan, the raw load, ``dbt build``
+  through ``DbtCliResource`` into the separate file, the quality gate and the atomic swap — and
+  yields a materialization for each model dbt rebuilt, after the swap (a model an incremental
+  build did not need to rebuild gets none: its data did not change).
+* **Asset checks**: the quality gate's GX suites (one per guarded model) and de-identification
+  guards (one per public table, with the set-level rules that name it), read from the gate's
+  results stored in the published file (``reports.rpt_data_quality``).
+* **Schedule**: ``tastebench_daily`` at 03:00 UTC, an incremental build (nothing to do when
+  nothing changed).
+* **Sensor**: ``nectar_bundle_sensor`` watches a folder (``TASTEBENCH_WATCH_DIR``) for NECTAR
+  bundles; its cursor is the content hash of the newest complete bundle, so a new or changed
+  bundle starts one build with that bundle and an unchanged one starts nothing.
+
+Settings come from the environment as for the CLI (:func:`warehouse.config.load_settings`).
+"""
+
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DagsterDbtTranslatorSettings,
+    DbtCliResource,
+    dbt_assets,
+)
+
+from warehouse.build import BuildError, build, run_dbt
+from warehouse.config import ENV_DB, REPO_ROOT, Settings, load_settings
+
+ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
+JOB_NAME = "tastebench_build"
+# dbt tests gate the build inside the op; in Dagster they are observations, and the quality
+# gate's suites and guards are the asset checks.
+TRANSLATOR = DagsterDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=False))
+
+
+def project_manifest(settings: Settings | None = None) -> Path:
+    """The dbt manifest the asset graph is read from: ``<build_dir>/dagster/target/manifest.json``,
+    written by ``dbt parse`` when missing or older than a project file."""
+    from warehouse.orchestrate.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
+
+    settings = settings or load_settings()
+    work = settings.build_dir / "dagster"
+    manifest = work / "dbt" / "target" / "manifest.json"
+    sources = [REPO_ROOT / f for f in PROJECT_CONFIG_FILES] + [
+        p for d in PROJECT_DIRS for p in (REPO_ROOT / d).rglob("*") if p.is_file()
+    ]
+    newest = max(p.stat().st_mtime for p in sources)
+    if not manifest.exists() or manifest.stat().st_mtime < newest:
+        run_dbt(["parse"], settings, work / "parse.duckdb", work)
+    return manifest
+
+
+MANIFEST = project_manifest()
+
+
+class BuildConfig(dg.Config):
+    """Run configuration of a build (all optional: the defaults are `tastebench build`'s)."""
+
+    nectar: str = ""  # a NECTAR bundle folder; "" = TASTEBENCH_NECTAR_BUNDLE or the simulation
+    full_refresh: bool = False
+    wait_s: float = 0.0
+
+
+@contextmanager
+def _environment(values: dict[str, str]):
+    """Set environment variables for the dbt child process that DbtCliResource starts."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@dbt_assets(manifest=MANIFEST, dagster_dbt_translator=TRANSLATOR, name="tastebench_dbt")
+def tastebench_dbt_assets(
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, config: BuildConfig
+):
+    settings = load_settings()
+    events: list = []
+
+    def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
+        target = run_settings.build_dir / "dbt" / "target"
+        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
+            invocation = dbt.cli(
+                args,
+                manifest=MANIFEST,
+                dagster_dbt_translator=TRANSLATOR,
+                raise_on_error=False,
+                target_path=target,
+            )
+            for event in invocation.stream_raw_events():
+                events.extend(
+                    event.to_default_asset_events(
+                        manifest=MANIFEST,
+                        dagster_dbt_translator=TRANSLATOR,
+                        context=context,
+                        target_path=target,
+                    )
+                )
+            if not invocation.is_successful():
+                raise BuildError(
+                    f"dbt {args[0]} failed; the previous warehouse was kept. See the run's logs."
+                )
+
+    result = build(
+        settings,
+        nectar=Path(config.nectar) if config.nectar else None,
+        log=context.log.info,
+        full_refresh=config.full_refresh,
+        wait_s=config.wait_s,
+        dbt_runner=dbt_runner,
+    )
+    # materializations only once the swap published them
+    yield from (e for e in events if isinstance(e, dg.Output))
+    context.log.info(
+        f"{result.mode} build published {result.db_path}: rebuilt "
+        f"{len(result.rebuilt_models)} model(s); " + "; ".join(result.reasons)
+    )
+
+
+# --------------------------------------------------------------------------- asset checks
+
+
+def _model_names(manifest: Path) -> set[str]:
+    nodes = json.loads(manifest.read_text(encoding="utf-8"))["nodes"].values()
+    return {n["name"] for n in nodes if n["resource_type"] in ("model", "seed")}
+
+
+def _public_models(manifest: Path) -> list[str]:
+    from warehouse.quality import governance
+
+    return sorted(governance.public_relations(governance.read_access(manifest)))
+
+
+def raw_source_keys(manifest: Path = MANIFEST) -> dict[str, dg.AssetKey]:
+    """raw table -> the asset key dagster-dbt gives its dbt source (``[source, table]``)."""
+    blob = json.loads(manifest.read_text(encoding="utf-8"))
+    return {
+        (s.get("identifier") or s["name"]): TRANSLATOR.get_asset_spec(blob, uid, None).key
+        for uid, s in blob["sources"].items()
+        if s.get("schema") == "raw"
+    }
+
+
+def check_key(relation: str, manifest: Path = MANIFEST) -> dg.AssetKey | None:
+    """The asset a quality suite or guard validates (``schema.table`` -> a dbt model's key, a raw
+    table -> its dbt source's key); None for relations that are not assets (release candidates)."""
+    schema, _, table = relation.rpartition(".")
+    if schema == "raw":
+        return raw_source_keys(manifest).get(table)
+    return dg.AssetKey([table]) if table in _model_names(manifest) else None
+
+
+def check_specs(manifest: Path = MANIFEST) -> list[dg.AssetCheckSpec]:
+    """One check per GX suite (on the model or raw source it validates) and one
+    de-identification check per public table."""
+    from warehouse.quality.runner import load_suite_modules
+
+    specs = []
+    for mod in load_suite_modules():
+        key = check_key(mod.MODEL, manifest)
+        if key is not None:
+            specs.append(dg.AssetCheckSpec("gx_suite", asset=key))
+    for relation in _public_models(manifest):
+        key = check_key(relation, manifest)
+        if key is not None:
+            specs.append(dg.AssetCheckSpec("deidentification_guards", asset=key))
+    return specs
+
+
+def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
+    """(check name, model) -> passed/failed counts from the published ``rpt_data_quality``."""
+    import duckdb
+
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select model, kind, status, column_name, cast(run_at as varchar) "
+            "from reports.rpt_data_quality"
+        ).fetchall()
+    finally:
+        con.close()
+    out: dict[tuple[str, str], dict] = {}
+    for model, kind, status, column, run_at in rows:
+        if kind == "suite":
+            targets = [("gx_suite", str(model))]
+        elif model == "(public set)":
+            tables = {c.rsplit(".", 1)[0] for c in (column or "").split("; ") if "." in c}
+            targets = [("deidentification_guards", t) for t in sorted(tables)]
+        else:
+            targets = [("deidentification_guards", str(model))]
+        for key in targets:
+            entry = out.setdefault(key, {"passed": 0, "failed": 0, "skipped": 0, "run_at": run_at})
+            bucket = "failed" if status in ("failed", "error") else status
+            entry[bucket] = entry.get(bucket, 0) + 1
+    return out
+
+
+@dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks", can_subset=True)
+def quality_gate_checks(context: dg.AssetCheckExecutionContext):
+    """The gate's results stored in the published file, per check (its row counts by status)."""
+    settings = load_settings()
+    by_key: dict[tuple[str, dg.AssetKey], dict] = {}
+    for (name, relation), entry in gate_results(settings.db_path).items():
+        key = check_key(relation)
+        if key is not None:
+            by_key[(name, key)] = entry
+    for check in context.selected_asset_check_keys:
+        entry = by_key.get((check.name, check.asset_key))
+        if entry is None:
+            yield dg.AssetCheckResult(
+                check_name=check.name,
+                asset_key=check.asset_key,
+                passed=False,
+                metadata={"note": "the quality gate stored no result for this table"},
+            )
+            continue
+        yield dg.AssetCheckResult(
+            check_name=check.name,
+            asset_key=check.asset_key,
+            passed=entry["failed"] == 0,
+            metadata={k: v for k, v in entry.items() if v is not None},
+        )
+
+
+# --------------------------------------------------------------------------- jobs, triggers
+
+
+def dbt_resource() -> DbtCliResource:
+    """dbt of this environment (the one beside the running Python, as the CLI's build uses)."""
+    import sys
+
+    exe = Path(sys.executable).with_name("dbt")
+    return DbtCliResource(
+        project_dir=str(REPO_ROOT),
+        profiles_dir=str(REPO_ROOT),
+        dbt_executable=str(exe) if exe.exists() else "dbt",
+    )
+
+
+build_job = dg.define_asset_job(
+    JOB_NAME, selection=dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks()
+)
+
+daily_schedule = dg.ScheduleDefinition(
+    name="tastebench_daily", job=build_job, cron_schedule="0 3 * * *", execution_timezone="UTC"
+)
+
+
+def bundle_candidates(watch_dir: Path) -> list[Path]:
+    """Complete NECTAR bundles under ``watch_dir`` (the folder itself or its subfolders): folders
+    holding every official bundle file."""
+    from warehouse.sources.croissant import NECTAR_FILES
+
+    folders = [watch_dir, *sorted(p for p in watch_dir.iterdir() if p.is_dir())]
+    return [f for f in folders if all((f / name).is_file() for name in NECTAR_FILES)]
+
+
+def bundle_hash(bundle: Path) -> str:
+    """Content hash of a bundle (every file, by relative path): the sensor's cursor."""
+    from warehouse.orchestrate.state import _tree, files_hash
+
+    return files_hash(bundle, _tree(bundle))
+
+
+@dg.sensor(job=build_job, minimum_interval_seconds=300, name="nectar_bundle_sensor")
+def nectar_bundle_sensor(context: dg.SensorEvaluationContext):
+    watch = os.environ.get(ENV_WATCH_DIR)
+    if not watch or not Path(watch).is_dir():
+        return dg.SkipReason(f"{ENV_WATCH_DIR} does not name a folder to watch")
+    bundles = bundle_candidates(Path(watch))
+    if not bundles:
+        return dg.SkipReason(f"no complete NECTAR bundle in {watch}")
+    newest = max(bundles, key=lambda b: max(p.stat().st_mtime for p in b.rglob("*")))
+    digest = bundle_hash(newest)
+    if digest == context.cursor:
+        return dg.SkipReason(f"bundle {newest} unchanged (content hash {digest[:12]})")
+    context.update_cursor(digest)
+    return dg.RunRequest(
+        run_key=digest,
+        run_config=dg.RunConfig(ops={"tastebench_dbt": BuildConfig(nectar=str(newest))}),
+        tags={"nectar_bundle": str(newest), "bundle_sha256": digest},
+    )
+
+
+# the raw tables (dbt sources) as external assets: the raw GX suites check them
+raw_assets = [
+    dg.AssetSpec(key, group_name="raw", description=f"raw.{table}, loaded by the build")
+    for table, key in sorted(raw_source_keys().items())
+]
+
+defs = dg.Definitions(
+    assets=[tastebench_dbt_assets, *raw_assets],
+    asset_checks=[quality_gate_checks],
+    jobs=[build_job],
+    schedules=[daily_schedule],
+    sensors=[nectar_bundle_sensor],
+    resources={"dbt": dbt_resource()},
+)

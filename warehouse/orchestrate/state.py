@@ -1,0 +1,433 @@
+"""Incremental rebuilds: fingerprint what a build reads, compare with the published warehouse's
+state, and plan what to rebuild and why (docs/operations.md).
+
+What is fingerprinted (sha256 throughout):
+
+* **sources** (one per loader): the NECTAR bundle's files (path + content of each; one hash per raw
+  table, from its own file and the bundle's origin markers), the registry pins (sha256 in
+  ``datasets.toml``) of the public datasets a loader reads plus the mirror it resolves them from,
+  the FoodAtlas v4 bundle's files; each with the loader code (``warehouse/sources``).
+* **project**: every dbt file (models, Python models, macros, seeds, singular tests), per file.
+* **domains**: each ``warehouse.<domain>`` package's code, with the packages it imports
+  (transitively) and ``config.py``/``errors.py``: a Python model is rebuilt when the domain whose
+  ``marts`` it imports changed.
+* **quality**: the GX suites (``expectations/``) and ``warehouse/quality``: the gate re-runs.
+* **dmpnn**: the D-MPNN registry (``Settings.dmpnn_dir``), read by :data:`DMPNN_MODELS`.
+* **environment**: Python and library versions, ``dbt_project.yml``, ``profiles.yml``, the build
+  code and the dbt vars the build passes: any change means a full rebuild.
+
+The state of the published warehouse (``.<db name>.state/`` beside it: ``inputs.json`` and the dbt
+``manifest.json`` of the run that produced it) is written only after a successful swap, with the
+published file's size and modification time: if the file was replaced by anything else, the next
+build is a full one.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from warehouse.config import PACKAGE_DIR, REPO_ROOT, Settings
+
+STATE_VERSION = 1
+# Libraries whose version can change a number or a relation: a change rebuilds everything.
+ENV_PACKAGES = (
+    "dbt-core", "dbt-duckdb", "duckdb", "polars", "pyarrow", "numpy", "pandas", "scipy",
+    "scikit-learn", "lightgbm", "rdkit", "torch", "chemprop", "great-expectations",
+)  # fmt: skip
+# dbt project files whose change is not a node change (selection would miss it): full rebuild.
+PROJECT_CONFIG_FILES = ("dbt_project.yml", "profiles.yml")
+PROJECT_DIRS = ("models", "python_models", "macros", "seeds", "data-tests")
+# Build code: how raw tables are written and dbt is called.
+BUILD_CODE = ("warehouse/build.py", "warehouse/orchestrate/state.py")
+# Python models that read the D-MPNN registry (the fits trained by `tastebench train molecular`).
+DMPNN_MODELS = ("dim_ml_fits", "fct_compound_embeddings")
+# Registry keys per loader (warehouse/sources/load.py READERS); tastebench_nectar_croissant is the
+# NECTAR schema, read by the NECTAR loader.
+NECTAR_SCHEMA_KEY = "tastebench_nectar_croissant"
+SOURCE_KEY_PREFIXES: dict[str, tuple[str, ...]] = {
+    "nectar": (NECTAR_SCHEMA_KEY,),
+    "fartdb": ("fartdb_",),
+    "foodatlas": ("foodatlas_v1_", "foodatlas_kgv2_"),
+    "foodatlas_v4": ("foodatlas_v4_",),
+    "tastebench_public": ("tastebench_",),
+}
+NECTAR_MARKERS = ("simulation_manifest.json", "FIXTURE.md")
+
+
+def _sha(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _file_sha(path: Path) -> str:
+    from warehouse.sources.registry import sha256_file
+
+    return sha256_file(path)
+
+
+def files_hash(root: Path, paths: list[Path]) -> str:
+    """One hash over ``<relative path>\\t<sha256>`` of ``paths`` (sorted)."""
+    lines = sorted(f"{p.relative_to(root).as_posix()}\t{_file_sha(p)}" for p in paths)
+    return _sha(*lines)
+
+
+def _tree(root: Path, suffixes: tuple[str, ...] | None = None) -> list[Path]:
+    if not root.exists():
+        return []
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and (suffixes is None or p.suffix in suffixes)
+    )
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def nectar_table_hashes(bundle: Path, schema_pin: str, loader: str) -> dict[str, str]:
+    """One hash per NECTAR raw table: its file (images: the images/ tree), the bundle's path and
+    origin markers (they set ``data_origin``), the schema pin and the loader code."""
+    from warehouse.sources.croissant import NECTAR_FILES
+
+    bundle = Path(bundle).resolve()
+    markers = [bundle / m for m in NECTAR_MARKERS if (bundle / m).is_file()]
+    common = _sha(str(bundle), files_hash(bundle, markers), schema_pin, loader)
+    out = {}
+    for name in NECTAR_FILES:
+        path = bundle / name
+        content = _file_sha(path) if path.is_file() else "missing"
+        out[Path(name).stem.replace(" ", "_")] = _sha(common, name, content)
+    out["nectar_images"] = _sha(common, "images", files_hash(bundle, _tree(bundle / "images")))
+    return out
+
+
+def source_hashes(settings: Settings, bundle: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(hash per source, hash per NECTAR raw table). A source's hash changes whenever one of its
+    raw tables could."""
+    from warehouse.sources import registry
+
+    loader = files_hash(REPO_ROOT, _tree(PACKAGE_DIR / "sources", (".py", ".toml")))
+    pins = registry.load_registry()
+    mirror = str(settings.mirror or "")
+    out: dict[str, str] = {}
+    for source, prefixes in SOURCE_KEY_PREFIXES.items():
+        keys = sorted(k for k in pins if k.startswith(prefixes))
+        out[source] = _sha(loader, mirror, *(f"{k}={pins[k].sha256}" for k in keys))
+    nectar = nectar_table_hashes(bundle, pins[NECTAR_SCHEMA_KEY].sha256, loader)
+    out["nectar"] = _sha(*(f"{k}={v}" for k, v in sorted(nectar.items())))
+    v4 = settings.foodatlas_v4
+    v4_hash = "absent" if v4 is None else _sha(str(v4), files_hash(v4, _tree(v4)))
+    out["foodatlas_v4"] = _sha(out["foodatlas_v4"], v4_hash)
+    return out, nectar
+
+
+# --------------------------------------------------------------------------- code
+
+
+def _warehouse_imports(path: Path) -> set[str]:
+    """Top-level ``warehouse`` packages/modules a file imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        found |= {n.split(".")[1] for n in names if n.startswith("warehouse.")}
+    return found
+
+
+def domain_hashes() -> dict[str, str]:
+    """Code hash of every ``warehouse.<domain>`` package, with what it imports (transitively)."""
+    packages = sorted(p.name for p in PACKAGE_DIR.iterdir() if (p / "__init__.py").exists())
+    own: dict[str, str] = {}
+    deps: dict[str, set[str]] = {}
+    for name in packages:
+        files = _tree(PACKAGE_DIR / name, (".py", ".toml"))
+        own[name] = files_hash(REPO_ROOT, files)
+        code = [f for f in files if f.suffix == ".py"]
+        deps[name] = set().union(*(_warehouse_imports(f) for f in code)) & set(packages)
+    base = files_hash(REPO_ROOT, [PACKAGE_DIR / "config.py", PACKAGE_DIR / "errors.py"])
+    out = {}
+    for name in packages:
+        seen, todo = {name}, [name]
+        while todo:
+            for dep in deps[todo.pop()] - seen:
+                seen.add(dep)
+                todo.append(dep)
+        out[name] = _sha(base, *(f"{d}={own[d]}" for d in sorted(seen)))
+    return out
+
+
+def python_model_domains() -> dict[str, str]:
+    """dbt Python model name -> the domain whose ``marts`` it imports."""
+    out = {}
+    for path in _tree(REPO_ROOT / "python_models", (".py",)):
+        domains = _warehouse_imports(path)
+        if len(domains) == 1:
+            out[path.stem] = domains.pop()
+    return out
+
+
+def project_hashes() -> dict[str, str]:
+    """Per dbt project file (relative path -> sha256)."""
+    paths = [p for d in PROJECT_DIRS for p in _tree(REPO_ROOT / d)]
+    return {p.relative_to(REPO_ROOT).as_posix(): _file_sha(p) for p in paths}
+
+
+def environment_hash(dbt_vars: dict) -> str:
+    versions = []
+    for name in ENV_PACKAGES:
+        try:
+            versions.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    config = files_hash(REPO_ROOT, [REPO_ROOT / f for f in (*PROJECT_CONFIG_FILES, *BUILD_CODE)])
+    return _sha(sys.version, *versions, config, json.dumps(dbt_vars, sort_keys=True))
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+@dataclass
+class Fingerprints:
+    sources: dict[str, str]
+    nectar_tables: dict[str, str]
+    project: dict[str, str]
+    domains: dict[str, str]
+    quality: str
+    dmpnn: str
+    environment: str
+    dbt_vars: dict = field(default_factory=dict)
+
+
+def fingerprint(settings: Settings, bundle: Path, dbt_vars: dict) -> Fingerprints:
+    sources, nectar = source_hashes(settings, bundle)
+    quality_files = _tree(REPO_ROOT / "expectations", (".py",)) + _tree(
+        PACKAGE_DIR / "quality", (".py",)
+    )
+    dmpnn = settings.dmpnn_dir
+    return Fingerprints(
+        sources=sources,
+        nectar_tables=nectar,
+        project=project_hashes(),
+        domains=domain_hashes(),
+        quality=files_hash(REPO_ROOT, quality_files),
+        dmpnn=files_hash(dmpnn, _tree(dmpnn)) if dmpnn.is_dir() else "absent",
+        environment=environment_hash(dbt_vars),
+        dbt_vars=dict(dbt_vars),
+    )
+
+
+# --------------------------------------------------------------------------- state
+
+
+def state_dir(db_path: Path) -> Path:
+    db_path = Path(db_path)
+    return db_path.with_name(f".{db_path.name}.state")
+
+
+def _signature(db_path: Path) -> list[int]:
+    st = Path(db_path).stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+@dataclass
+class State:
+    """What the published warehouse was built from."""
+
+    version: int
+    fingerprints: Fingerprints
+    tables_by_source: dict[str, list[str]]
+    raw_counts: dict[str, int]
+    db_signature: list[int]
+
+    @property
+    def manifest_dir(self) -> Path:  # set by read_state
+        return self._dir
+
+    @classmethod
+    def from_json(cls, values: dict, where: Path) -> State:
+        state = cls(
+            version=values["version"],
+            fingerprints=Fingerprints(**values["fingerprints"]),
+            tables_by_source=values["tables_by_source"],
+            raw_counts=values["raw_counts"],
+            db_signature=values["db_signature"],
+        )
+        state._dir = where
+        return state
+
+
+def read_state(db_path: Path) -> State | None:
+    folder = state_dir(db_path)
+    try:
+        values = json.loads((folder / "inputs.json").read_text(encoding="utf-8"))
+        if not (folder / "manifest.json").is_file():
+            return None
+        return State.from_json(values, folder)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_state(
+    db_path: Path,
+    fp: Fingerprints,
+    tables_by_source: dict[str, list[str]],
+    manifest: Path,
+    raw_counts: dict[str, int],
+) -> Path:
+    """After a successful swap: the state of the file now published at ``db_path``."""
+    folder = state_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    if Path(manifest).resolve() != (folder / "manifest.json").resolve():
+        tmp = folder / "manifest.json.tmp"
+        shutil.copyfile(manifest, tmp)
+        os.replace(tmp, folder / "manifest.json")
+    values = {
+        "version": STATE_VERSION,
+        "fingerprints": asdict(fp),
+        "tables_by_source": {k: sorted(v) for k, v in sorted(tables_by_source.items())},
+        "raw_counts": dict(sorted(raw_counts.items())),
+        "db_signature": _signature(db_path),
+    }
+    tmp = folder / "inputs.json.tmp"
+    tmp.write_text(json.dumps(values, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / "inputs.json")
+    return folder
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass
+class Plan:
+    """What a build does and why. ``mode``: ``full`` (everything, into a fresh file),
+    ``incremental`` (a copy of the published file; reload ``reload_sources``, rewrite
+    ``rewrite_tables``, ``dbt build --select`` ``select``, gate) or ``current`` (nothing changed:
+    the published warehouse stays as it is)."""
+
+    mode: str
+    reasons: list[str]
+    reload_sources: list[str] = field(default_factory=list)
+    rewrite_tables: list[str] = field(default_factory=list)
+    select: list[str] = field(default_factory=list)
+    run_gate: bool = True
+
+    def as_record(self) -> dict:
+        return asdict(self)
+
+
+def _dbt_sources_of_tables(manifest: Path) -> dict[str, str]:
+    """raw table name -> dbt selector of its source node (``source:<source>.<table>``)."""
+    nodes = json.loads(Path(manifest).read_text(encoding="utf-8")).get("sources", {})
+    return {
+        (n.get("identifier") or n["name"]): f"source:{n['source_name']}.{n['name']}"
+        for n in nodes.values()
+        if n.get("schema") == "raw"
+    }
+
+
+def selectors_for_tables(tables: list[str], manifest: Path) -> list[str]:
+    """``source:<source>.<table>+`` for each raw table that a dbt source declares (a raw table no
+    model reads selects nothing)."""
+    by_table = _dbt_sources_of_tables(manifest)
+    return sorted({f"{by_table[t]}+" for t in tables if t in by_table})
+
+
+def plan_build(
+    previous: State | None,
+    current: Fingerprints,
+    db_path: Path,
+    *,
+    full_refresh: bool = False,
+    explicit_dbt_args: bool = False,
+) -> Plan:
+    """Decide what to rebuild; every decision carries its reason (printed and recorded)."""
+    full = []
+    if full_refresh:
+        full.append("--full-refresh requested")
+    if explicit_dbt_args:
+        full.append("explicit dbt arguments: the caller selects the models")
+    if not Path(db_path).exists():
+        full.append(f"no published warehouse at {db_path}")
+    elif previous is None:
+        full.append("no state of the published warehouse (first build with this version)")
+    else:
+        if previous.version != STATE_VERSION:
+            full.append(f"state format {previous.version} -> {STATE_VERSION}")
+        if previous.db_signature != _signature(db_path):
+            full.append("the published file changed outside `tastebench build`")
+        if previous.fingerprints.environment != current.environment:
+            full.append(
+                "environment changed (Python or library versions, dbt_project.yml, profiles.yml, "
+                "build code, or dbt vars)"
+            )
+    if full:
+        return Plan("full", full, reload_sources=sorted(current.sources))
+    assert previous is not None
+    before = previous.fingerprints
+    reasons: list[str] = []
+    reload = sorted(s for s in current.sources if before.sources.get(s) != current.sources[s])
+    rewrite: list[str] = []
+    for source in reload:
+        if source == "nectar":
+            changed = sorted(
+                t for t, h in current.nectar_tables.items() if before.nectar_tables.get(t) != h
+            )
+        else:
+            changed = sorted(previous.tables_by_source.get(source, []))
+        rewrite += changed
+        reasons.append(f"source {source} changed: reload {', '.join(changed) or 'its tables'}")
+    select = selectors_for_tables(rewrite, previous.manifest_dir / "manifest.json")
+    changed_files = sorted(
+        f for f in set(before.project) | set(current.project)
+        if before.project.get(f) != current.project.get(f)
+    )  # fmt: skip
+    if changed_files:
+        shown = ", ".join(changed_files[:8]) + (" ..." if len(changed_files) > 8 else "")
+        reasons.append(f"dbt project files changed ({shown}): state:modified+")
+        select.append("state:modified+")
+    models = python_model_domains()
+    changed_domains = sorted(
+        d for d in current.domains if before.domains.get(d) != current.domains[d]
+    )
+    for domain in changed_domains:
+        hit = sorted(m for m, d in models.items() if d == domain)
+        if hit:
+            shown = ", ".join(hit)
+            reasons.append(f"warehouse.{domain} code changed: rebuild {shown} (+ children)")
+            select += [f"{m}+" for m in hit]
+    if before.dmpnn != current.dmpnn:
+        reasons.append(f"D-MPNN registry changed: rebuild {', '.join(DMPNN_MODELS)} (+ children)")
+        select += [f"{m}+" for m in DMPNN_MODELS]
+    select = list(dict.fromkeys(select))
+    gate = bool(select or rewrite) or before.quality != current.quality
+    if before.quality != current.quality:
+        reasons.append("quality suites or guards changed: the gate re-validates")
+    if not (select or rewrite or gate):
+        return Plan(
+            "current",
+            ["nothing changed since the published build (inputs, code, environment)"],
+            run_gate=False,
+        )
+    return Plan("incremental", reasons, reload, sorted(set(rewrite)), select, gate)
+
+
+def describe(plan: Plan, log: Callable[[str], None]) -> None:
+    header = {"full": "full rebuild", "incremental": "incremental rebuild", "current": "up to date"}
+    log(f"{header[plan.mode]}: " + "; ".join(plan.reasons))

@@ -1,0 +1,263 @@
+"""What ``tastebench status`` shows (and what ``tastebench build`` prints when done): the last
+build, whether one is running, data freshness per source (``dbt source freshness``) and the quality
+gate's result, all without writing anything the published warehouse or a running build uses.
+
+Freshness runs dbt against a copy of the published file in a temporary folder: dbt-duckdb opens
+its database for writing, and the published file is only ever read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from warehouse.config import BUILD_RECORD, ENV_DB, REPO_ROOT, Settings, apply_quiet_env
+
+
+def last_build(settings: Settings) -> dict | None:
+    """The record of the last build attempt (``last_build.json`` of the build folder, else beside
+    the warehouse file), or None."""
+    for folder in (settings.build_dir, settings.db_path.parent):
+        try:
+            return json.loads((folder / BUILD_RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def running_build(settings: Settings) -> dict | None:
+    """The build holding the lock right now (its record), or None."""
+    from dataclasses import asdict
+
+    from warehouse.orchestrate.lock import is_locked, read_holder
+
+    if not is_locked(settings.db_path):
+        return None
+    holder = read_holder(settings.db_path)
+    return asdict(holder) if holder else {"pid": None}
+
+
+def source_freshness(settings: Settings) -> list[dict]:
+    """``dbt source freshness`` over a copy of the published file: one row per source table that
+    declares a freshness policy (status pass | warn | error | runtime error, max loaded-at, age)."""
+    from warehouse.build import dbt_command
+
+    if not settings.db_path.exists():
+        return []
+    apply_quiet_env()
+    with tempfile.TemporaryDirectory(prefix="tb-freshness-") as tmp:
+        copy = Path(tmp) / "freshness.duckdb"
+        shutil.copyfile(settings.db_path, copy)
+        out = Path(tmp) / "sources.json"
+        cmd = dbt_command(["source", "freshness", "--output", str(out)], settings, Path(tmp))
+        env = {**os.environ, **settings.as_env(), ENV_DB: str(copy)}
+        proc = subprocess.run(
+            cmd, env=env, cwd=REPO_ROOT, check=False, capture_output=True, text=True
+        )
+        if not out.exists():
+            tail = (proc.stdout or "").strip().splitlines()[-3:]
+            return [{"source": "(dbt source freshness)", "status": "runtime error",
+                     "detail": " ".join(tail)}]  # fmt: skip
+        results = json.loads(out.read_text(encoding="utf-8")).get("results", [])
+    rows = []
+    for r in results:
+        parts = r["unique_id"].split(".")
+        rows.append(
+            {
+                "source": ".".join(parts[-2:]),
+                "status": r.get("status"),
+                "max_loaded_at": r.get("max_loaded_at"),
+                "age_s": r.get("max_loaded_at_time_ago_in_s"),
+                "warn_after": (r.get("criteria") or {}).get("warn_after"),
+                "error_after": (r.get("criteria") or {}).get("error_after"),
+            }
+        )
+    return sorted(rows, key=lambda r: r["source"])
+
+
+def quality_result(settings: Settings) -> dict | None:
+    """The quality gate's result stored in the published file (``reports.rpt_data_quality``):
+    when it ran and the counts per status, with the failed suites."""
+    import duckdb
+
+    if not settings.db_path.exists():
+        return None
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select status, count(*) from reports.rpt_data_quality group by 1 order by 1"
+        ).fetchall()
+        run_at = con.execute("select max(run_at) from reports.rpt_data_quality").fetchone()[0]
+        failed = con.execute(
+            "select distinct suite from reports.rpt_data_quality "
+            "where status in ('failed', 'error') order by 1"
+        ).fetchall()
+        n_suites = con.execute(
+            "select count(distinct suite) from reports.rpt_data_quality"
+        ).fetchone()[0]
+    except duckdb.CatalogException:
+        return None
+    finally:
+        con.close()
+    counts = dict(rows)
+    return {
+        "run_at": None if run_at is None else str(run_at),
+        "success": not failed,
+        "n_suites": int(n_suites),
+        "counts": {k: int(v) for k, v in counts.items()},
+        "failed_suites": [f[0] for f in failed],
+    }
+
+
+def collect(settings: Settings, freshness: bool = True) -> dict:
+    """Everything ``tastebench status`` prints, as one JSON-able dict."""
+    published = None
+    if settings.db_path.exists():
+        st = settings.db_path.stat()
+        from datetime import UTC, datetime
+
+        published = {
+            "path": str(settings.db_path),
+            "bytes": st.st_size,
+            "modified_at": datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="seconds"),
+        }
+    return {
+        "published": published,
+        "running": running_build(settings),
+        "last_build": last_build(settings),
+        "quality": quality_result(settings),
+        "freshness": source_freshness(settings) if freshness else None,
+        "python": sys.version.split()[0],
+    }
+
+
+def _fmt(value: float | None) -> str:
+    import math
+
+    return (
+        "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    )
+
+
+def _print_human_baseline(console, db_path: Path) -> None:
+    """The stored side-by-side table of human-baseline figures (agg_human_baseline)."""
+    import duckdb
+    from rich.table import Table
+
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "select metric, warehouse_value, published_value, data_origin "
+            "from marts.agg_human_baseline order by metric"
+        ).fetchall()
+    except duckdb.CatalogException:
+        return
+    finally:
+        con.close()
+    if not rows:
+        return
+    origin = rows[0][3]
+    table = Table("metric", f"this build ({origin})", "published", title="Human baseline")
+    for metric, ours, published, _ in rows:
+        table.add_row(metric, _fmt(ours), _fmt(published))
+    console.print(table)
+
+
+def render_build(console, result) -> None:
+    """What `tastebench build` prints about what it did and why."""
+    if result.mode == "current":
+        console.print(
+            f"[green]warehouse up to date[/green]: nothing changed since the published build "
+            f"({result.db_path}); nothing was rebuilt"
+        )
+    else:
+        console.print(
+            f"[green]warehouse built[/green] ({result.mode}) from {result.nectar_bundle} "
+            f"(data_origin={result.data_origin})"
+        )
+        if result.mode == "incremental":
+            for reason in result.reasons:
+                console.print(f"  why: {reason}")
+            console.print(f"  reloaded: {', '.join(result.reloaded_tables) or 'no raw table'}")
+            console.print(
+                f"  rebuilt {len(result.rebuilt_models)} model(s): "
+                f"{', '.join(result.rebuilt_models) or 'none'}"
+            )
+        else:
+            console.print(
+                f"  why: {'; '.join(result.reasons)}; rebuilt all {len(result.rebuilt_models)} "
+                "models and seeds"
+            )
+    if result.data_origin == "simulation":
+        console.print(
+            "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "
+            "computed from them is a real result.[/yellow]"
+        )
+    _print_human_baseline(console, result.db_path)
+    console.print(f"Warehouse: {result.db_path}")
+    console.print(
+        f'Query it read-only: tastebench sql "select * from marts.dim_categories" '
+        f"or duckdb -readonly {result.db_path}"
+    )
+
+
+def render_status(console, info: dict) -> None:
+    """`tastebench status` as text."""
+    from rich.table import Table
+
+    pub = info["published"]
+    console.print(
+        f"published: {pub['path']} ({pub['bytes'] / 1e6:.1f} MB, {pub['modified_at']})"
+        if pub
+        else "published: [red]no warehouse yet[/red] (run tastebench build)"
+    )
+    run = info["running"]
+    if run:
+        console.print(
+            f"[yellow]a build is running[/yellow]: PID {run.get('pid')} on {run.get('host')}, "
+            f"started {run.get('started_at')}"
+        )
+    last = info["last_build"]
+    if last:
+        ok = last.get("result") == "success"
+        rebuilt = last.get("rebuilt") or {}
+        console.print(
+            f"last build: {'[green]success[/green]' if ok else '[red]failed[/red]'} at "
+            f"{last.get('finished_at')} in {last.get('duration_s')} s"
+            + (f" ({rebuilt.get('mode')})" if rebuilt else "")
+        )
+        if not ok:
+            console.print(f"  error: {last.get('error')}")
+        for reason in rebuilt.get("reasons", []):
+            console.print(f"  why: {reason}")
+        if rebuilt:
+            models = rebuilt.get("models") or []
+            console.print(
+                f"  rebuilt {len(models)} model(s)"
+                + (f": {', '.join(models)}" if 0 < len(models) <= 40 else "")
+            )
+    q = info["quality"]
+    if q:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(q["counts"].items()))
+        verdict = "[green]passed[/green]" if q["success"] else "[red]FAILED[/red]"
+        console.print(f"quality gate: {verdict} at {q['run_at']}: {q['n_suites']} suites, {counts}")
+        if q["failed_suites"]:
+            console.print(f"  failed: {', '.join(q['failed_suites'])}")
+    if info["freshness"] is not None:
+        table = Table("source", "status", "max loaded at", "age", title="Data freshness")
+        for r in info["freshness"]:
+            age = r.get("age_s")
+            shown = "" if age is None else f"{age / 3600:.1f} h"
+            colour = {"pass": "green", "warn": "yellow"}.get(r["status"], "red")
+            table.add_row(
+                r["source"],
+                f"[{colour}]{r['status']}[/{colour}]",
+                str(r.get("max_loaded_at") or r.get("detail") or ""),
+                shown,
+            )
+        console.print(table)

@@ -35,7 +35,7 @@ LEAKAGE_AUDIT = "keyword_leakage_audit"
 
 def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
     """FartDB rows with RDKit-canonical SMILES (errors name the file and row)."""
-    return pl.from_pandas(stage_fartdb_molecules(raw.to_pandas()))
+    return stage_fartdb_molecules(raw)
 
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:

@@ -66,15 +66,15 @@ def fct_molecular_predictions(molecules: pl.DataFrame, fits: pl.DataFrame) -> pl
 
 
 def agg_molecular_metrics(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return pl.from_pandas(metrics_table(preds.to_pandas(), n_boot=n_boot))
+    return metrics_table(preds, n_boot=n_boot)
 
 
 def agg_molecular_metrics_per_class(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return pl.from_pandas(per_class_table(preds.to_pandas(), n_boot=n_boot))
+    return per_class_table(preds, n_boot=n_boot)
 
 
 def agg_molecular_comparisons(preds: pl.DataFrame) -> pl.DataFrame:
-    return pl.from_pandas(comparisons_table(preds.to_pandas()))
+    return comparisons_table(preds)
 
 
 def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
@@ -133,53 +133,70 @@ def _prediction_frame(part, fit_id, model_name, proba, is_audit) -> pd.DataFrame
     return frame
 
 
-def _by_model(preds: pd.DataFrame):
+def _by_model(preds: pl.DataFrame):
+    """(model, is_audit, rows, probabilities) per model, in (model_name, is_audit) order; rows
+    keep their order in ``preds``."""
     proba_cols = [f"proba_{c}" for c in TASTE_CLASSES]
-    for (model, is_audit), g in preds.groupby(["model_name", "is_audit"], sort=True):
-        proba = None if is_audit else g[proba_cols].to_numpy()
+    ordered = preds.sort("model_name", "is_audit", maintain_order=True)
+    for (model, is_audit), g in ordered.group_by("model_name", "is_audit", maintain_order=True):
+        proba = None if is_audit else g.select(proba_cols).to_numpy()
         yield model, bool(is_audit), g, proba
 
 
-def metrics_table(preds: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
+def metrics_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
     """agg_molecular_metrics: accuracy, macro P/R/F1, OvR AUROC with BCa 95% CIs per model."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        ci = bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        ci.insert(0, "model_name", model)
-        ci["is_audit"] = is_audit
-        ci["n_molecules"] = len(g)
-        rows.append(ci)
-    out = pd.concat(rows, ignore_index=True)
-    out.insert(0, "metric_key", out["model_name"] + ":" + out["metric"])
-    out["split"] = preds["split"].iloc[0]
-    out["data_origin"] = "fartdb"
-    return out
+        # the metrics library returns pandas: converted at that call
+        ci = pl.from_pandas(
+            bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
+        )
+        rows.append(
+            ci.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
+                is_audit=pl.lit(is_audit), n_molecules=pl.lit(g.height, dtype=pl.Int64)
+            )
+        )
+    out = pl.concat(rows, how="diagonal")
+    return out.select(
+        (pl.col("model_name") + ":" + pl.col("metric")).alias("metric_key"), pl.all()
+    ).with_columns(split=pl.lit(preds["split"][0], dtype=pl.String), data_origin=pl.lit("fartdb"))
 
 
-def per_class_table(preds: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
+def per_class_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
+    """agg_molecular_metrics_per_class. Columns in order of first appearance (the audit, which
+    has no AUROC, sorts first); ``auroc_n_boot_finite`` stays DOUBLE, the type the table has
+    always had."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        pc = per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        pc.insert(0, "model_name", model)
-        pc["is_audit"] = is_audit
-        rows.append(pc)
-    out = pd.concat(rows, ignore_index=True).rename(columns={"class": "taste_class"})
-    out.insert(0, "class_key", out["model_name"] + ":" + out["taste_class"])
-    out["data_origin"] = "fartdb"
-    return out
+        # the metrics library returns pandas: converted at that call
+        pc = pl.from_pandas(
+            per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
+        )
+        rows.append(
+            pc.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
+                is_audit=pl.lit(is_audit)
+            )
+        )
+    out = pl.concat(rows, how="diagonal").rename({"class": "taste_class"})
+    if "auroc_n_boot_finite" in out.columns:
+        out = out.with_columns(pl.col("auroc_n_boot_finite").cast(pl.Float64))
+    return out.select(
+        (pl.col("model_name") + ":" + pl.col("taste_class")).alias("class_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("fartdb"))
 
 
-def comparisons_table(preds: pd.DataFrame) -> pd.DataFrame:
+def comparisons_table(preds: pl.DataFrame) -> pl.DataFrame:
+    """agg_molecular_comparisons: McNemar between every pair of models (Holm-corrected)."""
     models = {}
     truth = None
     for model, _, g, _ in _by_model(preds):
-        g = g.sort_values("molecule_row_key")
+        g = g.sort("molecule_row_key", maintain_order=True)
         models[model] = g["predicted_class"].to_numpy()
         truth = g["true_class"].to_numpy()
-    out = compare_all(models, y_true=truth)
-    out.insert(0, "comparison_key", out["model_a"] + ":" + out["model_b"])
-    out["data_origin"] = "fartdb"
-    return out
+    out = pl.from_pandas(compare_all(models, y_true=truth))  # the library returns pandas
+    return out.select(
+        (pl.col("model_a") + ":" + pl.col("model_b")).alias("comparison_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("fartdb"))
 
 
 def featurized_molecules(smiles: list[str], sources: pd.DataFrame) -> pd.DataFrame:

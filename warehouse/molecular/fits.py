@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
 from warehouse.errors import WarehouseError
 from warehouse.molecular.baselines import SPLITS, FitResult, train_fingerprint_models
@@ -121,9 +122,9 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     return h.hexdigest()
 
 
-def fingerprint_lookup(featurized: pd.DataFrame):
+def fingerprint_lookup(featurized: pl.DataFrame | pd.DataFrame):
     """Morgan bit matrices rebuilt from ``int_molecules_featurized.morgan_on_bits`` (computed
-    once per build), keyed by canonical SMILES: the same ``uint8`` matrix
+    once per build; a polars or pandas frame), keyed by canonical SMILES: the same ``uint8`` matrix
     :func:`~warehouse.molecular.featurize.fingerprint_matrix` computes from those SMILES."""
     from warehouse.molecular.featurize import MORGAN_BITS
 

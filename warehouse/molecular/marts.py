@@ -80,13 +80,8 @@ def agg_molecular_comparisons(preds: pl.DataFrame) -> pl.DataFrame:
 def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
     """Fingerprint-derived embeddings of every molecule, plus the selected D-MPNN's."""
     settings = load_settings()
-    return pl.from_pandas(
-        compound_embeddings(
-            featurized.to_pandas(),
-            molecules.to_pandas(),
-            root=settings.fits_dir,
-            dmpnn_dir=settings.dmpnn_dir,
-        )
+    return compound_embeddings(
+        featurized, molecules, root=settings.fits_dir, dmpnn_dir=settings.dmpnn_dir
     )
 
 
@@ -240,23 +235,39 @@ def molecule_sources(molecules: pd.DataFrame, pubchem: pd.DataFrame) -> pd.DataF
     return out.sort_values("canonical_smiles").reset_index(drop=True)
 
 
+def _embedding_frame(table: pd.DataFrame) -> pl.DataFrame:
+    """An :meth:`~warehouse.molecular.embeddings.Embedding.table` (pandas, converted here) as
+    polars; each vector as its float32 values in a DOUBLE list."""
+    return pl.DataFrame(
+        {
+            "canonical_smiles": pl.Series(table["canonical_smiles"].tolist(), dtype=pl.String),
+            "encoder": pl.Series(table["encoder"].tolist(), dtype=pl.String),
+            "fit_hash": pl.Series(table["fit_hash"].tolist(), dtype=pl.String),
+            "dim": pl.Series(table["dim"].to_numpy(dtype=np.int64)),
+            "embedding": pl.Series(
+                [v.astype(np.float32).tolist() for v in table["embedding"]],
+                dtype=pl.List(pl.Float64),
+            ),
+        }
+    )
+
+
 def compound_embeddings(
-    featurized: pd.DataFrame, molecules: pd.DataFrame, *, root: Path, dmpnn_dir: Path
-) -> pd.DataFrame:
+    featurized: pl.DataFrame, molecules: pl.DataFrame, *, root: Path, dmpnn_dir: Path
+) -> pl.DataFrame:
     """fct_compound_embeddings: one row per canonical SMILES and encoder. Always the
     fingerprint-derived encoder (TruncatedSVD-64 of Morgan bits, fitted on the FartDB train split,
     from ``int_molecules_featurized``'s bits); the D-MPNN 300-d penultimate activation of the
     selected D-MPNN fit (:func:`~warehouse.molecular.fits.selected_dmpnn`) when one is
     registered."""
-    smiles = featurized["canonical_smiles"].tolist()
-    train = molecules.loc[molecules["split"] == "train", "canonical_smiles"].tolist()
+    smiles = featurized["canonical_smiles"].to_list()
+    train = molecules.filter(pl.col("split") == "train")["canonical_smiles"].to_list()
     lookup = fit_store.fingerprint_lookup(featurized)
     tables = [embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()]
     chosen = fit_store.selected_dmpnn(fit_store.registered_dmpnn_fits(dmpnn_dir))
     if chosen is not None:
         tables.append(fit_store.cached_dmpnn_embedding(chosen.checkpoint, smiles, root).table())
-    out = pd.concat(tables, ignore_index=True)
-    out.insert(0, "embedding_key", out["encoder"] + ":" + out["canonical_smiles"])
-    out["embedding"] = out["embedding"].map(lambda v: v.astype(np.float32).tolist())
-    out["data_origin"] = "derived"
-    return out
+    out = pl.concat([_embedding_frame(t) for t in tables])
+    return out.select(
+        (pl.col("encoder") + ":" + pl.col("canonical_smiles")).alias("embedding_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("derived"))

@@ -40,8 +40,8 @@ def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
     """Every molecule reachable from FartDB and FoodAtlas, featurized once."""
-    sources = molecule_sources(molecules.to_pandas(), pubchem.to_pandas())
-    return pl.from_pandas(featurized_molecules(sources["canonical_smiles"].tolist(), sources))
+    sources, _n_unparsed = molecule_sources(molecules, pubchem)
+    return featurized_molecules(sources["canonical_smiles"].to_list(), sources)
 
 
 def dim_ml_fits(molecules: pl.DataFrame, featurized: pl.DataFrame) -> pl.DataFrame:
@@ -194,45 +194,67 @@ def comparisons_table(preds: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(data_origin=pl.lit("fartdb"))
 
 
-def featurized_molecules(smiles: list[str], sources: pd.DataFrame) -> pd.DataFrame:
+def featurized_molecules(smiles: list[str], sources: pl.DataFrame) -> pl.DataFrame:
     """int_molecules_featurized: one row per canonical SMILES with InChIKey, Morgan on-bits and
-    descriptors, plus where the molecule is reachable from."""
+    descriptors, plus where the molecule is reachable from (``sources``: ``canonical_smiles``,
+    ``in_fartdb`` and optionally more columns; a SMILES missing there counts as FartDB's, as it
+    always has)."""
     unique = sorted(set(smiles))
     feats = featurize(unique, descriptors=True)
-    frame = feats.frame.drop(columns=["row_index", "input_smiles", "smiles_differs"])
-    frame["morgan_on_bits"] = [np.flatnonzero(row).astype(np.int32) for row in feats.fingerprints]
-    frame["rdkit_version"] = RDKIT_VERSION
-    frame = frame.merge(sources, on="canonical_smiles", how="left")
-    frame["data_origin"] = np.where(frame["in_fartdb"], "fartdb", "foodatlas")
-    return frame.drop_duplicates("canonical_smiles").reset_index(drop=True)
+    # the featurizer returns pandas: converted here
+    frame = pl.from_pandas(
+        feats.frame.drop(columns=["row_index", "input_smiles", "smiles_differs"])
+    )
+    frame = frame.with_columns(
+        morgan_on_bits=pl.Series(
+            [np.flatnonzero(row).astype(np.int32) for row in feats.fingerprints],
+            dtype=pl.List(pl.Int32),
+        ),
+        rdkit_version=pl.lit(RDKIT_VERSION, dtype=pl.String),
+    )
+    frame = frame.join(sources, on="canonical_smiles", how="left", maintain_order="left")
+    frame = frame.with_columns(
+        data_origin=pl.when(pl.col("in_fartdb").fill_null(True))
+        .then(pl.lit("fartdb"))
+        .otherwise(pl.lit("foodatlas"))
+    )
+    return frame.unique("canonical_smiles", keep="first", maintain_order=True)
 
 
-def molecule_sources(molecules: pd.DataFrame, pubchem: pd.DataFrame) -> pd.DataFrame:
+def molecule_sources(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Every SMILES reachable from FartDB and FoodAtlas (PubChem CIDs of the KGv2 seed), keyed by
-    RDKit canonical SMILES; PubChem structures RDKit cannot parse are dropped *and counted* in
-    ``n_unparsed_pubchem`` (attrs)."""
-    fart = pd.DataFrame({"canonical_smiles": molecules["canonical_smiles"].unique()})
-    fart["in_fartdb"] = True
-    pc = pubchem.dropna(subset=["pubchem_canonical_smiles"])
+    RDKit canonical SMILES and sorted by it, and how many PubChem structures RDKit could not
+    parse (dropped *and counted*). A SMILES reached by several CIDs keeps the smallest;
+    ``pubchem_cid`` is DOUBLE (null where FoodAtlas does not reach the molecule), the type the
+    table has always had."""
+    fart = molecules.select(pl.col("canonical_smiles").unique(maintain_order=True)).with_columns(
+        in_fartdb=pl.lit(True)
+    )
+    pc = pubchem.drop_nulls("pubchem_canonical_smiles")
     feats = featurize(
-        pc["pubchem_canonical_smiles"].tolist(),
+        pc["pubchem_canonical_smiles"].to_list(),
         descriptors=False,
         inchikey=False,
         on_error="report",
     )
-    fa = pd.DataFrame(
+    # the featurizer returns pandas: read here as arrays
+    fa = pl.DataFrame(
         {
-            "canonical_smiles": feats.frame["canonical_smiles"].to_numpy(),
+            "canonical_smiles": pl.Series(
+                feats.frame["canonical_smiles"].tolist(), dtype=pl.String
+            ),
             "pubchem_cid": pc["pubchem_cid"].to_numpy()[feats.frame["row_index"].to_numpy()],
         }
     )
-    fa = fa.sort_values("pubchem_cid").drop_duplicates("canonical_smiles")
-    fa["in_foodatlas"] = True
-    out = fart.merge(fa, on="canonical_smiles", how="outer")
-    out["in_fartdb"] = out["in_fartdb"].fillna(False).astype(bool)
-    out["in_foodatlas"] = out["in_foodatlas"].fillna(False).astype(bool)
-    out.attrs["n_unparsed_pubchem"] = len(feats.invalid)
-    return out.sort_values("canonical_smiles").reset_index(drop=True)
+    fa = (
+        fa.sort("pubchem_cid", maintain_order=True)
+        .unique("canonical_smiles", keep="first", maintain_order=True)
+        .with_columns(pl.col("pubchem_cid").cast(pl.Float64), in_foodatlas=pl.lit(True))
+    )
+    out = fart.join(fa, on="canonical_smiles", how="full", coalesce=True).with_columns(
+        pl.col("in_fartdb").fill_null(False), pl.col("in_foodatlas").fill_null(False)
+    )
+    return out.sort("canonical_smiles"), len(feats.invalid)
 
 
 def _embedding_frame(table: pd.DataFrame) -> pl.DataFrame:

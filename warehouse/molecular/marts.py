@@ -2,8 +2,10 @@
 
 ``python_models/.../<model>.py`` -> the function of the same name here. The fit store is resolved
 through :func:`warehouse.config.load_settings` (``fits_dir``/``dmpnn_dir``; the build passes its
-settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The library works on
-pandas frames; the mart functions convert at that boundary.
+settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The frames here are
+polars; where a library function takes or returns pandas (the featurizer, the embeddings, the
+metrics tables, the per-split frames of the fits) it is converted at that call (see
+docs/architecture.md, "Frames").
 """
 
 from __future__ import annotations

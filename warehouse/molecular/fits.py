@@ -147,11 +147,11 @@ def fingerprint_lookup(featurized: pl.DataFrame | pd.DataFrame):
 
 def train_and_register(
     molecules: pd.DataFrame,
-    featurized: pd.DataFrame | None,
+    featurized: pl.DataFrame | pd.DataFrame | None,
     *,
     root: Path,
     dmpnn_dir: Path,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Train the fingerprint baselines (or reuse the fits already stored for exactly this data and
     configuration), write their artifacts, add registered D-MPNN fits; one row per fit
     (``dim_ml_fits``). ``featurized`` (``int_molecules_featurized``) supplies the Morgan bits so
@@ -180,13 +180,14 @@ def train_and_register(
     chosen = selected_dmpnn(dmpnn)
     for fit in dmpnn:
         rows.append(_fit_row(fit, "dmpnn", fit.checkpoint, selected=fit is chosen))
-    frame = pd.DataFrame(rows)
-    frame["note"] = np.where(
-        frame["family"] == "fingerprint",
-        "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`",
-        "",
+    note = (
+        "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`"
     )
-    return frame
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return frame.with_columns(
+        pl.col(pl.Float64).fill_nan(None),  # a NaN metric is null, as it always was in the table
+        note=pl.when(pl.col("family") == "fingerprint").then(pl.lit(note)).otherwise(pl.lit("")),
+    )
 
 
 def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool = False) -> dict:

@@ -49,13 +49,11 @@ def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> 
 def dim_ml_fits(molecules: pl.DataFrame, featurized: pl.DataFrame) -> pl.DataFrame:
     """Train (or reuse) the fingerprint fits and list them with the registered D-MPNN fits."""
     settings = load_settings()
-    return pl.from_pandas(
-        fit_store.train_and_register(
-            molecules.to_pandas(),
-            featurized.select("canonical_smiles", "morgan_on_bits").to_pandas(),
-            root=settings.fits_dir,
-            dmpnn_dir=settings.dmpnn_dir,
-        )
+    return fit_store.train_and_register(
+        molecules.to_pandas(),  # split_frames: the per-split frames of the trainers (pandas)
+        featurized.select("canonical_smiles", "morgan_on_bits"),
+        root=settings.fits_dir,
+        dmpnn_dir=settings.dmpnn_dir,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
@@ -205,7 +206,7 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
         for p in _small(fart, (800, 200, 200))
     ]
     smiles = pd.concat(parts)[SMILES_COLUMN].tolist()
-    sources = pd.DataFrame({"canonical_smiles": sorted(set(smiles)), "in_fartdb": True})
+    sources = pl.DataFrame({"canonical_smiles": sorted(set(smiles)), "in_fartdb": True})
     lookup = fingerprint_lookup(featurized_molecules(smiles, sources))
     X, _ = fingerprint_matrix(parts[2][SMILES_COLUMN].tolist())
     assert lookup(parts[2][SMILES_COLUMN].tolist()).tobytes() == X.tobytes()
@@ -224,7 +225,7 @@ def test_fingerprint_embedding_from_the_featurized_table_is_the_same(fart):
     smiles = featurize(fart["test"][SMILES_COLUMN].iloc[:300].tolist()).canonical_smiles
     train = featurize(fart["train"][SMILES_COLUMN].iloc[:600].tolist()).canonical_smiles
     everything = sorted(set(smiles) | set(train))
-    sources = pd.DataFrame({"canonical_smiles": everything, "in_fartdb": True})
+    sources = pl.DataFrame({"canonical_smiles": everything, "in_fartdb": True})
     lookup = fingerprint_lookup(featurized_molecules(everything, sources))
     a = embed_fingerprint(smiles, 16, fit_smiles=train)
     b = embed_fingerprint(smiles, 16, fit_smiles=train, fingerprints=lookup)

@@ -109,12 +109,10 @@ def agg_human_baseline(
         split_half.to_pandas(),
         group_size_curve.to_pandas(),
     )
-    return _out(
-        published.compare_with_published(
-            summary,
-            published_accuracy.to_pandas(),
-            published_split_half.to_pandas(),
-            published_coincidences.to_pandas(),
-            origin,
-        )
+    return published.compare_with_published(
+        pl.from_pandas(summary),
+        published_accuracy,
+        published_split_half,
+        published_coincidences,
+        origin,
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
 from warehouse.errors import WarehouseError
 from warehouse.molecular.baselines import SPLITS, FitResult, train_fingerprint_models
@@ -121,9 +122,9 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     return h.hexdigest()
 
 
-def fingerprint_lookup(featurized: pd.DataFrame):
+def fingerprint_lookup(featurized: pl.DataFrame | pd.DataFrame):
     """Morgan bit matrices rebuilt from ``int_molecules_featurized.morgan_on_bits`` (computed
-    once per build), keyed by canonical SMILES: the same ``uint8`` matrix
+    once per build; a polars or pandas frame), keyed by canonical SMILES: the same ``uint8`` matrix
     :func:`~warehouse.molecular.featurize.fingerprint_matrix` computes from those SMILES."""
     from warehouse.molecular.featurize import MORGAN_BITS
 
@@ -146,11 +147,11 @@ def fingerprint_lookup(featurized: pd.DataFrame):
 
 def train_and_register(
     molecules: pd.DataFrame,
-    featurized: pd.DataFrame | None,
+    featurized: pl.DataFrame | pd.DataFrame | None,
     *,
     root: Path,
     dmpnn_dir: Path,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Train the fingerprint baselines (or reuse the fits already stored for exactly this data and
     configuration), write their artifacts, add registered D-MPNN fits; one row per fit
     (``dim_ml_fits``). ``featurized`` (``int_molecules_featurized``) supplies the Morgan bits so
@@ -179,13 +180,14 @@ def train_and_register(
     chosen = selected_dmpnn(dmpnn)
     for fit in dmpnn:
         rows.append(_fit_row(fit, "dmpnn", fit.checkpoint, selected=fit is chosen))
-    frame = pd.DataFrame(rows)
-    frame["note"] = np.where(
-        frame["family"] == "fingerprint",
-        "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`",
-        "",
+    note = (
+        "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`"
     )
-    return frame
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return frame.with_columns(
+        pl.col(pl.Float64).fill_nan(None),  # a NaN metric is null, as it always was in the table
+        note=pl.when(pl.col("family") == "fingerprint").then(pl.lit(note)).otherwise(pl.lit("")),
+    )
 
 
 def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool = False) -> dict:

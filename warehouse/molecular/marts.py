@@ -2,8 +2,10 @@
 
 ``python_models/.../<model>.py`` -> the function of the same name here. The fit store is resolved
 through :func:`warehouse.config.load_settings` (``fits_dir``/``dmpnn_dir``; the build passes its
-settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The library works on
-pandas frames; the mart functions convert at that boundary.
+settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The frames here are
+polars; where a library function takes or returns pandas (the featurizer, the embeddings, the
+metrics tables, the per-split frames of the fits) it is converted at that call (see
+docs/architecture.md, "Frames").
 """
 
 from __future__ import annotations
@@ -35,25 +37,23 @@ LEAKAGE_AUDIT = "keyword_leakage_audit"
 
 def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
     """FartDB rows with RDKit-canonical SMILES (errors name the file and row)."""
-    return pl.from_pandas(stage_fartdb_molecules(raw.to_pandas()))
+    return stage_fartdb_molecules(raw)
 
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
     """Every molecule reachable from FartDB and FoodAtlas, featurized once."""
-    sources = molecule_sources(molecules.to_pandas(), pubchem.to_pandas())
-    return pl.from_pandas(featurized_molecules(sources["canonical_smiles"].tolist(), sources))
+    sources, _n_unparsed = molecule_sources(molecules, pubchem)
+    return featurized_molecules(sources["canonical_smiles"].to_list(), sources)
 
 
 def dim_ml_fits(molecules: pl.DataFrame, featurized: pl.DataFrame) -> pl.DataFrame:
     """Train (or reuse) the fingerprint fits and list them with the registered D-MPNN fits."""
     settings = load_settings()
-    return pl.from_pandas(
-        fit_store.train_and_register(
-            molecules.to_pandas(),
-            featurized.select("canonical_smiles", "morgan_on_bits").to_pandas(),
-            root=settings.fits_dir,
-            dmpnn_dir=settings.dmpnn_dir,
-        )
+    return fit_store.train_and_register(
+        molecules.to_pandas(),  # split_frames: the per-split frames of the trainers (pandas)
+        featurized.select("canonical_smiles", "morgan_on_bits"),
+        root=settings.fits_dir,
+        dmpnn_dir=settings.dmpnn_dir,
     )
 
 
@@ -66,27 +66,22 @@ def fct_molecular_predictions(molecules: pl.DataFrame, fits: pl.DataFrame) -> pl
 
 
 def agg_molecular_metrics(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return pl.from_pandas(metrics_table(preds.to_pandas(), n_boot=n_boot))
+    return metrics_table(preds, n_boot=n_boot)
 
 
 def agg_molecular_metrics_per_class(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return pl.from_pandas(per_class_table(preds.to_pandas(), n_boot=n_boot))
+    return per_class_table(preds, n_boot=n_boot)
 
 
 def agg_molecular_comparisons(preds: pl.DataFrame) -> pl.DataFrame:
-    return pl.from_pandas(comparisons_table(preds.to_pandas()))
+    return comparisons_table(preds)
 
 
 def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
     """Fingerprint-derived embeddings of every molecule, plus the selected D-MPNN's."""
     settings = load_settings()
-    return pl.from_pandas(
-        compound_embeddings(
-            featurized.to_pandas(),
-            molecules.to_pandas(),
-            root=settings.fits_dir,
-            dmpnn_dir=settings.dmpnn_dir,
-        )
+    return compound_embeddings(
+        featurized, molecules, root=settings.fits_dir, dmpnn_dir=settings.dmpnn_dir
     )
 
 
@@ -133,113 +128,168 @@ def _prediction_frame(part, fit_id, model_name, proba, is_audit) -> pd.DataFrame
     return frame
 
 
-def _by_model(preds: pd.DataFrame):
+def _by_model(preds: pl.DataFrame):
+    """(model, is_audit, rows, probabilities) per model, in (model_name, is_audit) order; rows
+    keep their order in ``preds``."""
     proba_cols = [f"proba_{c}" for c in TASTE_CLASSES]
-    for (model, is_audit), g in preds.groupby(["model_name", "is_audit"], sort=True):
-        proba = None if is_audit else g[proba_cols].to_numpy()
+    ordered = preds.sort("model_name", "is_audit", maintain_order=True)
+    for (model, is_audit), g in ordered.group_by("model_name", "is_audit", maintain_order=True):
+        proba = None if is_audit else g.select(proba_cols).to_numpy()
         yield model, bool(is_audit), g, proba
 
 
-def metrics_table(preds: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
+def metrics_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
     """agg_molecular_metrics: accuracy, macro P/R/F1, OvR AUROC with BCa 95% CIs per model."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        ci = bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        ci.insert(0, "model_name", model)
-        ci["is_audit"] = is_audit
-        ci["n_molecules"] = len(g)
-        rows.append(ci)
-    out = pd.concat(rows, ignore_index=True)
-    out.insert(0, "metric_key", out["model_name"] + ":" + out["metric"])
-    out["split"] = preds["split"].iloc[0]
-    out["data_origin"] = "fartdb"
-    return out
+        # the metrics library returns pandas: converted at that call
+        ci = pl.from_pandas(
+            bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
+        )
+        rows.append(
+            ci.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
+                is_audit=pl.lit(is_audit), n_molecules=pl.lit(g.height, dtype=pl.Int64)
+            )
+        )
+    out = pl.concat(rows, how="diagonal")
+    return out.select(
+        (pl.col("model_name") + ":" + pl.col("metric")).alias("metric_key"), pl.all()
+    ).with_columns(split=pl.lit(preds["split"][0], dtype=pl.String), data_origin=pl.lit("fartdb"))
 
 
-def per_class_table(preds: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
+def per_class_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
+    """agg_molecular_metrics_per_class. Columns in order of first appearance (the audit, which
+    has no AUROC, sorts first); ``auroc_n_boot_finite`` stays DOUBLE, the type the table has
+    always had."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        pc = per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        pc.insert(0, "model_name", model)
-        pc["is_audit"] = is_audit
-        rows.append(pc)
-    out = pd.concat(rows, ignore_index=True).rename(columns={"class": "taste_class"})
-    out.insert(0, "class_key", out["model_name"] + ":" + out["taste_class"])
-    out["data_origin"] = "fartdb"
-    return out
+        # the metrics library returns pandas: converted at that call
+        pc = pl.from_pandas(
+            per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
+        )
+        rows.append(
+            pc.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
+                is_audit=pl.lit(is_audit)
+            )
+        )
+    out = pl.concat(rows, how="diagonal").rename({"class": "taste_class"})
+    if "auroc_n_boot_finite" in out.columns:
+        out = out.with_columns(pl.col("auroc_n_boot_finite").cast(pl.Float64))
+    return out.select(
+        (pl.col("model_name") + ":" + pl.col("taste_class")).alias("class_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("fartdb"))
 
 
-def comparisons_table(preds: pd.DataFrame) -> pd.DataFrame:
+def comparisons_table(preds: pl.DataFrame) -> pl.DataFrame:
+    """agg_molecular_comparisons: McNemar between every pair of models (Holm-corrected)."""
     models = {}
     truth = None
     for model, _, g, _ in _by_model(preds):
-        g = g.sort_values("molecule_row_key")
+        g = g.sort("molecule_row_key", maintain_order=True)
         models[model] = g["predicted_class"].to_numpy()
         truth = g["true_class"].to_numpy()
-    out = compare_all(models, y_true=truth)
-    out.insert(0, "comparison_key", out["model_a"] + ":" + out["model_b"])
-    out["data_origin"] = "fartdb"
-    return out
+    out = pl.from_pandas(compare_all(models, y_true=truth))  # the library returns pandas
+    return out.select(
+        (pl.col("model_a") + ":" + pl.col("model_b")).alias("comparison_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("fartdb"))
 
 
-def featurized_molecules(smiles: list[str], sources: pd.DataFrame) -> pd.DataFrame:
+def featurized_molecules(smiles: list[str], sources: pl.DataFrame) -> pl.DataFrame:
     """int_molecules_featurized: one row per canonical SMILES with InChIKey, Morgan on-bits and
-    descriptors, plus where the molecule is reachable from."""
+    descriptors, plus where the molecule is reachable from (``sources``: ``canonical_smiles``,
+    ``in_fartdb`` and optionally more columns; a SMILES missing there counts as FartDB's, as it
+    always has)."""
     unique = sorted(set(smiles))
     feats = featurize(unique, descriptors=True)
-    frame = feats.frame.drop(columns=["row_index", "input_smiles", "smiles_differs"])
-    frame["morgan_on_bits"] = [np.flatnonzero(row).astype(np.int32) for row in feats.fingerprints]
-    frame["rdkit_version"] = RDKIT_VERSION
-    frame = frame.merge(sources, on="canonical_smiles", how="left")
-    frame["data_origin"] = np.where(frame["in_fartdb"], "fartdb", "foodatlas")
-    return frame.drop_duplicates("canonical_smiles").reset_index(drop=True)
+    # the featurizer returns pandas: converted here
+    frame = pl.from_pandas(
+        feats.frame.drop(columns=["row_index", "input_smiles", "smiles_differs"])
+    )
+    frame = frame.with_columns(
+        morgan_on_bits=pl.Series(
+            [np.flatnonzero(row).astype(np.int32) for row in feats.fingerprints],
+            dtype=pl.List(pl.Int32),
+        ),
+        rdkit_version=pl.lit(RDKIT_VERSION, dtype=pl.String),
+    )
+    frame = frame.join(sources, on="canonical_smiles", how="left", maintain_order="left")
+    frame = frame.with_columns(
+        data_origin=pl.when(pl.col("in_fartdb").fill_null(True))
+        .then(pl.lit("fartdb"))
+        .otherwise(pl.lit("foodatlas"))
+    )
+    return frame.unique("canonical_smiles", keep="first", maintain_order=True)
 
 
-def molecule_sources(molecules: pd.DataFrame, pubchem: pd.DataFrame) -> pd.DataFrame:
+def molecule_sources(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Every SMILES reachable from FartDB and FoodAtlas (PubChem CIDs of the KGv2 seed), keyed by
-    RDKit canonical SMILES; PubChem structures RDKit cannot parse are dropped *and counted* in
-    ``n_unparsed_pubchem`` (attrs)."""
-    fart = pd.DataFrame({"canonical_smiles": molecules["canonical_smiles"].unique()})
-    fart["in_fartdb"] = True
-    pc = pubchem.dropna(subset=["pubchem_canonical_smiles"])
+    RDKit canonical SMILES and sorted by it, and how many PubChem structures RDKit could not
+    parse (dropped *and counted*). A SMILES reached by several CIDs keeps the smallest;
+    ``pubchem_cid`` is DOUBLE (null where FoodAtlas does not reach the molecule), the type the
+    table has always had."""
+    fart = molecules.select(pl.col("canonical_smiles").unique(maintain_order=True)).with_columns(
+        in_fartdb=pl.lit(True)
+    )
+    pc = pubchem.drop_nulls("pubchem_canonical_smiles")
     feats = featurize(
-        pc["pubchem_canonical_smiles"].tolist(),
+        pc["pubchem_canonical_smiles"].to_list(),
         descriptors=False,
         inchikey=False,
         on_error="report",
     )
-    fa = pd.DataFrame(
+    # the featurizer returns pandas: read here as arrays
+    fa = pl.DataFrame(
         {
-            "canonical_smiles": feats.frame["canonical_smiles"].to_numpy(),
+            "canonical_smiles": pl.Series(
+                feats.frame["canonical_smiles"].tolist(), dtype=pl.String
+            ),
             "pubchem_cid": pc["pubchem_cid"].to_numpy()[feats.frame["row_index"].to_numpy()],
         }
     )
-    fa = fa.sort_values("pubchem_cid").drop_duplicates("canonical_smiles")
-    fa["in_foodatlas"] = True
-    out = fart.merge(fa, on="canonical_smiles", how="outer")
-    out["in_fartdb"] = out["in_fartdb"].fillna(False).astype(bool)
-    out["in_foodatlas"] = out["in_foodatlas"].fillna(False).astype(bool)
-    out.attrs["n_unparsed_pubchem"] = len(feats.invalid)
-    return out.sort_values("canonical_smiles").reset_index(drop=True)
+    fa = (
+        fa.sort("pubchem_cid", maintain_order=True)
+        .unique("canonical_smiles", keep="first", maintain_order=True)
+        .with_columns(pl.col("pubchem_cid").cast(pl.Float64), in_foodatlas=pl.lit(True))
+    )
+    out = fart.join(fa, on="canonical_smiles", how="full", coalesce=True).with_columns(
+        pl.col("in_fartdb").fill_null(False), pl.col("in_foodatlas").fill_null(False)
+    )
+    return out.sort("canonical_smiles"), len(feats.invalid)
+
+
+def _embedding_frame(table: pd.DataFrame) -> pl.DataFrame:
+    """An :meth:`~warehouse.molecular.embeddings.Embedding.table` (pandas, converted here) as
+    polars; each vector as its float32 values in a DOUBLE list."""
+    return pl.DataFrame(
+        {
+            "canonical_smiles": pl.Series(table["canonical_smiles"].tolist(), dtype=pl.String),
+            "encoder": pl.Series(table["encoder"].tolist(), dtype=pl.String),
+            "fit_hash": pl.Series(table["fit_hash"].tolist(), dtype=pl.String),
+            "dim": pl.Series(table["dim"].to_numpy(dtype=np.int64)),
+            "embedding": pl.Series(
+                [v.astype(np.float32).tolist() for v in table["embedding"]],
+                dtype=pl.List(pl.Float64),
+            ),
+        }
+    )
 
 
 def compound_embeddings(
-    featurized: pd.DataFrame, molecules: pd.DataFrame, *, root: Path, dmpnn_dir: Path
-) -> pd.DataFrame:
+    featurized: pl.DataFrame, molecules: pl.DataFrame, *, root: Path, dmpnn_dir: Path
+) -> pl.DataFrame:
     """fct_compound_embeddings: one row per canonical SMILES and encoder. Always the
     fingerprint-derived encoder (TruncatedSVD-64 of Morgan bits, fitted on the FartDB train split,
     from ``int_molecules_featurized``'s bits); the D-MPNN 300-d penultimate activation of the
     selected D-MPNN fit (:func:`~warehouse.molecular.fits.selected_dmpnn`) when one is
     registered."""
-    smiles = featurized["canonical_smiles"].tolist()
-    train = molecules.loc[molecules["split"] == "train", "canonical_smiles"].tolist()
+    smiles = featurized["canonical_smiles"].to_list()
+    train = molecules.filter(pl.col("split") == "train")["canonical_smiles"].to_list()
     lookup = fit_store.fingerprint_lookup(featurized)
     tables = [embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()]
     chosen = fit_store.selected_dmpnn(fit_store.registered_dmpnn_fits(dmpnn_dir))
     if chosen is not None:
         tables.append(fit_store.cached_dmpnn_embedding(chosen.checkpoint, smiles, root).table())
-    out = pd.concat(tables, ignore_index=True)
-    out.insert(0, "embedding_key", out["encoder"] + ":" + out["canonical_smiles"])
-    out["embedding"] = out["embedding"].map(lambda v: v.astype(np.float32).tolist())
-    out["data_origin"] = "derived"
-    return out
+    out = pl.concat([_embedding_frame(t) for t in tables])
+    return out.select(
+        (pl.col("encoder") + ":" + pl.col("canonical_smiles")).alias("embedding_key"), pl.all()
+    ).with_columns(data_origin=pl.lit("derived"))

@@ -4,6 +4,7 @@ every fit is trained and scored on, in split-file order."""
 from __future__ import annotations
 
 import pandas as pd
+import polars as pl
 from rdkit import rdBase
 
 from warehouse.errors import DataValidationError
@@ -11,23 +12,25 @@ from warehouse.molecular.baselines import SPLITS
 from warehouse.molecular.labels import LABEL_COLUMN, SMILES_COLUMN
 
 
-def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
+def stage_fartdb_molecules(raw: pl.DataFrame) -> pl.DataFrame:
     """FartDB rows in snake_case with RDKit-canonical SMILES and a flag where it differs.
 
-    A SMILES RDKit cannot parse is an error naming the source file, split and row: FartDB rows are
-    never silently dropped.
+    Rows follow the split order (train, val, test) and then the file row. A SMILES RDKit cannot
+    parse is an error naming the source file, split and row: FartDB rows are never silently
+    dropped.
     """
     from warehouse.molecular.featurize import InvalidSmilesError, canonical_smiles
 
-    split_order = raw["split"].map({"train": 0, "val": 1, "test": 2})
-    raw = raw.assign(_split_order=split_order).sort_values(["_split_order", "_file_row"])
-    raw = raw.drop(columns="_split_order").reset_index(drop=True)
+    split_order = pl.col("split").replace_strict(
+        {"train": 0, "val": 1, "test": 2}, default=None, return_dtype=pl.Int64
+    )
+    raw = raw.sort(split_order, pl.col("_file_row"), nulls_last=True, maintain_order=True)
     canonical, differs = [], []
-    for i, smi in enumerate(raw["Canonicalized SMILES"].tolist()):
+    for i, smi in enumerate(raw["Canonicalized SMILES"].to_list()):
         try:
             c, d = canonical_smiles(smi)
         except InvalidSmilesError as exc:
-            row = raw.iloc[i]
+            row = raw.row(i, named=True)
             raise DataValidationError(
                 str(row["_source_file"]),
                 f"RDKit cannot parse SMILES {smi!r} ({exc})",
@@ -37,23 +40,21 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
             ) from exc
         canonical.append(c)
         differs.append(d)
-    return pd.DataFrame(
-        {
-            "molecule_row_key": raw["split"] + ":" + raw["file_row_id"].astype(str),
-            "split": raw["split"],
-            "file_row_id": raw["file_row_id"].astype("int64"),
-            "file_row_number": raw["_file_row"].astype("int64"),
-            "smiles_file": raw["Canonicalized SMILES"],
-            "standardized_smiles": raw["Standardized SMILES"],
-            "canonical_smiles": canonical,
-            "is_canonical_smiles_changed": differs,
-            "taste_class": raw["Canonicalized Taste"],
-            "original_labels": raw["Original Labels"],
-            "source_database": raw["Source"],
-            "is_multiclass": raw["is_multiclass"].astype(bool),
-            "rdkit_version": rdBase.rdkitVersion,
-            "data_origin": raw["data_origin"],
-        }
+    return raw.select(
+        molecule_row_key=pl.col("split") + ":" + pl.col("file_row_id").cast(pl.String),
+        split=pl.col("split"),
+        file_row_id=pl.col("file_row_id").cast(pl.Int64),
+        file_row_number=pl.col("_file_row").cast(pl.Int64),
+        smiles_file=pl.col("Canonicalized SMILES"),
+        standardized_smiles=pl.col("Standardized SMILES"),
+        canonical_smiles=pl.Series(canonical, dtype=pl.String),
+        is_canonical_smiles_changed=pl.Series(differs, dtype=pl.Boolean),
+        taste_class=pl.col("Canonicalized Taste"),
+        original_labels=pl.col("Original Labels"),
+        source_database=pl.col("Source"),
+        is_multiclass=pl.col("is_multiclass").cast(pl.Boolean),
+        rdkit_version=pl.lit(rdBase.rdkitVersion, dtype=pl.String),
+        data_origin=pl.col("data_origin"),
     )
 
 

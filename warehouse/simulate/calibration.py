@@ -5,6 +5,9 @@ and computes the three published reliability figures (section 5): mean per-block
 Krippendorff alpha (.077), the LOO panelist pairwise accuracy distribution (median .650, IQR
 .50-.75) and the split-half pairwise agreement (median .825). It uses ``warehouse.human`` when that
 package provides the kernels, otherwise the small implementation below (same definitions).
+
+Frames: ratings and flags move as polars; the ``warehouse.human`` kernels take pandas, so
+:func:`_summarize_human` converts right at that call.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.simulate.schema import LABELS_FILE, RATINGS_FILE
 
@@ -75,42 +78,51 @@ class RecoveredBlock:
     matrix: np.ndarray  # respondents x analogs, similarity
 
 
-def recover_blocks(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> list[RecoveredBlock]:
+def recover_blocks(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> list[RecoveredBlock]:
     """Blocks per BENCHMARK section 2: respondents of a category with exactly the same product set
     (references included); keep >= 20 respondents and >= 2 analogs; ids by descending size.
 
     ``ratings``: ``category, respondent, product_code, similarity`` (non-null rows count);
-    ``is_reference``: ``category, product_code, is_reference``.
+    ``is_reference``: ``category, product_code, is_reference``. A duplicated
+    ``(respondent, product_code)`` rating keeps its first row.
     """
-    r = ratings.dropna(subset=["similarity"])
+    r = ratings.filter(pl.col("similarity").is_not_null() & ~pl.col("similarity").is_nan())
     refs = {
         (c, int(p))
-        for c, p, f in zip(
-            is_reference["category"],
-            is_reference["product_code"],
-            is_reference["is_reference"],
-            strict=True,
-        )
+        for c, p, f in is_reference.select("category", "product_code", "is_reference").iter_rows()
         if bool(f)
     }
     out: list[RecoveredBlock] = []
-    for cat, g in r.groupby("category", sort=True):
-        sets = g.groupby("respondent")["product_code"].apply(lambda s: tuple(sorted(map(int, s))))
+    for cat in sorted(r["category"].unique().to_list()):
+        g = r.filter(pl.col("category") == cat)
+        sets = (
+            g.group_by("respondent")
+            .agg(pl.col("product_code").sort())
+            .sort("respondent")
+            .iter_rows()
+        )
         groups: dict[tuple[int, ...], list[int]] = {}
-        for resp, codes in sets.items():
-            groups.setdefault(codes, []).append(int(resp))
+        for resp, codes in sets:
+            groups.setdefault(tuple(int(c) for c in codes), []).append(int(resp))
         kept = []
         for codes, resps in groups.items():
             analogs = tuple(c for c in codes if (cat, c) not in refs)
             if len(resps) >= BLOCK_MIN_RESPONDENTS and len(analogs) >= BLOCK_MIN_ANALOGS:
                 kept.append((codes, analogs, sorted(resps)))
         kept.sort(key=lambda x: (-len(x[2]), x[0]))
-        pivot = g.pivot_table(
-            index="respondent", columns="product_code", values="similarity", aggfunc="first"
-        )
+        first = g.unique(["respondent", "product_code"], keep="first", maintain_order=True)
+        resp_all = first["respondent"].to_numpy()
+        code_all = first["product_code"].to_numpy()
+        sim_all = first["similarity"].to_numpy().astype(float)
         for bid, (codes, analogs, resps) in enumerate(kept):
-            mat = pivot.loc[resps, list(analogs)].to_numpy(dtype=float)
-            out.append(RecoveredBlock(str(cat), bid, np.array(resps), codes, analogs, mat))
+            rid = np.array(resps)
+            cid = np.array(analogs)
+            keep = np.isin(resp_all, rid) & np.isin(code_all, cid)
+            mat = np.full((rid.size, cid.size), np.nan)
+            mat[np.searchsorted(rid, resp_all[keep]), np.searchsorted(cid, code_all[keep])] = (
+                sim_all[keep]
+            )
+            out.append(RecoveredBlock(str(cat), bid, rid, codes, analogs, mat))
     return out
 
 
@@ -190,7 +202,7 @@ def _summary(
     )
 
 
-def _summarize_own(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> CalibrationSummary:
+def _summarize_own(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> CalibrationSummary:
     blocks = recover_blocks(ratings, is_reference)
     alphas = np.array([ordinal_alpha(b.matrix) for b in blocks])
     loo = np.concatenate([loo_accuracy(b.matrix) for b in blocks])
@@ -205,7 +217,7 @@ def _summarize_own(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> Calibra
     )
 
 
-def _summarize_human(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> CalibrationSummary:
+def _summarize_human(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> CalibrationSummary:
     from warehouse.human import (
         assign_blocks,
         block_matrices,
@@ -214,7 +226,10 @@ def _summarize_human(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> Calib
         split_half_reliability,
     )
 
-    frame = ratings.merge(is_reference, on=["category", "product_code"], how="left")
+    # the warehouse.human kernels take pandas frames: converted here
+    frame = ratings.to_pandas().merge(
+        is_reference.to_pandas(), on=["category", "product_code"], how="left"
+    )
     frame = frame.rename(columns={"respondent": "respondent_id"})
     frame["is_reference"] = frame["is_reference"].fillna(False).astype(bool)
     bp, br = assign_blocks(
@@ -235,7 +250,7 @@ def _summarize_human(ratings: pd.DataFrame, is_reference: pd.DataFrame) -> Calib
 
 
 def summarize(
-    ratings: pd.DataFrame, is_reference: pd.DataFrame, backend: str = "auto"
+    ratings: pl.DataFrame, is_reference: pl.DataFrame, backend: str = "auto"
 ) -> CalibrationSummary:
     """Calibration figures of ``ratings`` (``category, respondent, product_code, similarity``).
 
@@ -262,37 +277,43 @@ def summarize_frame(
     backend: str = "auto",
 ) -> CalibrationSummary:
     """:func:`summarize` on long rating arrays (one element per rating)."""
-    ratings = pd.DataFrame(
+    ratings = pl.DataFrame(
         {
-            "category": np.asarray(category, dtype=object),
+            "category": pl.Series(np.asarray(category, dtype=object), dtype=pl.String),
             "respondent": np.asarray(respondent),
             "product_code": np.asarray(product_code),
             "similarity": np.asarray(similarity, dtype=float),
         }
     )
-    flags = pd.DataFrame(
-        {
-            "category": ratings["category"],
-            "product_code": ratings["product_code"],
-            "is_reference": np.asarray(is_reference, dtype=bool),
-        }
-    ).drop_duplicates(["category", "product_code"])
+    flags = ratings.select(
+        "category",
+        "product_code",
+        is_reference=pl.Series(np.asarray(is_reference, dtype=bool)),
+    ).unique(["category", "product_code"], keep="first", maintain_order=True)
     return summarize(ratings, flags, backend=backend)
 
 
-def read_bundle_ratings(bundle_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_bundle_ratings(bundle_dir: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The rating rows (``category, respondent, product_code, similarity``; 2025/2026 only) and
-    the reference flags of a raw bundle."""
+    the reference flags (``is_reference``: the text ``true``, any case) of a raw bundle."""
     bundle_dir = Path(bundle_dir)
-    r = pd.read_csv(
-        bundle_dir / RATINGS_FILE,
-        usecols=["product_category", "year", "respondent", "product_code", "similarity"],
+    r = (
+        pl.read_csv(
+            bundle_dir / RATINGS_FILE,
+            columns=["product_category", "year", "respondent", "product_code", "similarity"],
+            infer_schema_length=None,
+        )
+        .filter(pl.col("year").is_in([2025, 2026]))
+        .rename({"product_category": "category"})
     )
-    r = r[r["year"].isin([2025, 2026])].rename(columns={"product_category": "category"})
-    labels = pd.read_csv(
-        bundle_dir / LABELS_FILE, usecols=["category", "product_code", "is_reference"]
+    labels = pl.read_csv(
+        bundle_dir / LABELS_FILE,
+        columns=["category", "product_code", "is_reference"],
+        schema_overrides={"is_reference": pl.String},
+        infer_schema_length=None,
+    ).with_columns(
+        is_reference=(pl.col("is_reference").str.to_lowercase() == "true").fill_null(False)
     )
-    labels["is_reference"] = labels["is_reference"].astype(str).str.lower().eq("true")
     return r, labels
 
 

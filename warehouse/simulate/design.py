@@ -15,11 +15,12 @@ together (so equal means are possible over equal rater counts).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 MEAT_CATEGORIES = (
     "Bacon",
@@ -122,29 +123,40 @@ class Category:
 
 @dataclass(frozen=True)
 class PublicInputs:
-    gold: pd.DataFrame  # category, product_code, true_rank
-    block_sizes: pd.DataFrame  # category, block_id, n_respondents, n_analogs
+    gold: pl.DataFrame  # category, product_code, true_rank
+    block_sizes: pl.DataFrame  # category, block_id, n_respondents, n_analogs
     rating_marginal: np.ndarray  # P(rating = 1..7) over block analog ratings
-    products: pd.DataFrame  # public competition products (features)
+    products: pl.DataFrame  # public competition products (features)
     images_dir: Path
 
 
+def _read_csv(path: Path) -> pl.DataFrame:
+    """A public CSV with every column's type inferred from all its rows (no sampling)."""
+    return pl.read_csv(path, infer_schema_length=None)
+
+
 def load_public(public_dir: Path) -> PublicInputs:
+    """The public inputs of the simulation.
+
+    The rating marginal sums each rating value's coincidences with :func:`math.fsum` (the
+    correctly rounded sum, so the cut points do not depend on the summation order)."""
     public_dir = Path(public_dir)
-    gold = pd.read_csv(public_dir / GOLD_FILE)[["category", "product_code", "true_rank"]]
-    loo = pd.read_csv(public_dir / LOO_FILE)
+    gold = _read_csv(public_dir / GOLD_FILE).select("category", "product_code", "true_rank")
+    loo = _read_csv(public_dir / LOO_FILE)
     sizes = (
-        loo.groupby(["category", "block_id"], sort=True)
-        .agg(n_respondents=("n_analogs", "size"), n_analogs=("n_analogs", "first"))
-        .reset_index()
+        loo.group_by("category", "block_id", maintain_order=True)
+        .agg(n_respondents=pl.len(), n_analogs=pl.col("n_analogs").first())
+        .sort("category", "block_id")
     )
-    coinc = pd.read_csv(public_dir / ALPHA_FILE)
-    marg = coinc.groupby("value_a")["coincidence"].sum().reindex(range(1, 8), fill_value=0.0)
-    products = pd.read_csv(public_dir / PRODUCTS_FILE, keep_default_na=True)
+    coinc = _read_csv(public_dir / ALPHA_FILE)
+    value = coinc["value_a"].to_numpy()
+    share = coinc["coincidence"].to_numpy().astype(float)
+    marg = np.array([math.fsum(share[value == v]) for v in range(1, 8)], dtype=float)
+    products = _read_csv(public_dir / PRODUCTS_FILE)
     return PublicInputs(
         gold=gold,
         block_sizes=sizes,
-        rating_marginal=(marg / marg.sum()).to_numpy(dtype=float),
+        rating_marginal=marg / marg.sum(),
         products=products,
         images_dir=public_dir / IMAGES_DIR,
     )
@@ -238,17 +250,17 @@ def build_categories(public: PublicInputs, seed: int, scale: int) -> list[Catego
     gold = public.gold
     out: list[Category] = []
     for copy in range(1, scale + 1):
-        for base in sorted(gold["category"].unique()):
+        for base in sorted(gold["category"].unique().to_list()):
             if base not in SUBSET_OF:
                 raise ValueError(f"category {base!r} has no subset (BENCHMARK section 2)")
-            g = gold[gold["category"] == base]
+            g = gold.filter(pl.col("category") == base)
             pairs = zip(g["product_code"], g["true_rank"], strict=True)
             gold_rank = {int(c): float(r) for c, r in pairs}
             n_c = len(gold_rank)
             n_ref = 2 if base in TWO_REFERENCE_CATEGORIES else 1
             refs = tuple(range(n_c + 1, n_c + 1 + n_ref))
-            sz = public.block_sizes[public.block_sizes["category"] == base].sort_values("block_id")
-            analog_sets = assign_block_analogs(gold_rank, sz["n_analogs"].tolist(), rng)
+            sz = public.block_sizes.filter(pl.col("category") == base).sort("block_id")
+            analog_sets = assign_block_analogs(gold_rank, sz["n_analogs"].to_list(), rng)
             blocks = []
             for (bid, n_resp), analogs in zip(
                 zip(sz["block_id"], sz["n_respondents"], strict=True), analog_sets, strict=True

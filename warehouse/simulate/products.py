@@ -9,12 +9,12 @@ targets depend on them). References get the animal-product labels of
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from warehouse.simulate.design import Category, PublicInputs, stream
 from warehouse.simulate.references import PACKAGE_G, PRODUCT_NOUN, REFERENCE_TEMPLATES
@@ -283,11 +283,16 @@ def _branded(raw: str, brand: str, base: str, subset: str) -> str:
     return ", ".join([head, *items[k:]])
 
 
-def _nutrient_dict(row: pd.Series) -> dict[str, float | None]:
+def _missing(v: object) -> bool:
+    """A missing public value: null, or a float NaN."""
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _nutrient_dict(row: dict[str, object]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for col in NUTRIENT_COLUMNS:
         v = row.get(col)
-        out[col] = None if v is None or pd.isna(v) else float(v)
+        out[col] = None if _missing(v) else float(v)
     return out
 
 
@@ -298,7 +303,7 @@ def _servings(rng: np.random.Generator, base: str, serving: float | None) -> flo
     return float(max(1.0, round(2.0 * package / serving) / 2.0))
 
 
-def _image_source(row: pd.Series, public: PublicInputs) -> Path | None:
+def _image_source(row: dict[str, object], public: PublicInputs) -> Path | None:
     """The public competition photo of the product row this simulated product borrows, if any."""
     image = row.get("image_path")
     if isinstance(image, str) and image:
@@ -314,10 +319,11 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
     weights = 1.0 / np.arange(1, len(plant_brands) + 1) ** 0.7  # a few big brands
     weights /= weights.sum()
     upc = _UpcFactory(stream(seed, "upc"))
-    pub = public.products.reset_index(drop=True)
+    pub = public.products.to_dicts()  # one dict per public product row, in file order
+    pub_category = public.products["Category"].to_numpy()
     out: list[Product] = []
     for cat in cats:
-        rows = np.flatnonzero(pub["Category"].to_numpy() == cat.base)
+        rows = np.flatnonzero(pub_category == cat.base)
         if rows.size == 0:
             raise ValueError(f"no public competition product for category {cat.base!r}")
         n_needed = len(cat.analog_codes) + len(cat.reference_codes)
@@ -326,14 +332,14 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
             order = np.concatenate([order, rng.choice(rows, n_needed - order.size)])
         noun = PRODUCT_NOUN[cat.base]
         for i, code in enumerate(cat.analog_codes):
-            row = pub.iloc[int(order[i])]
+            row = pub[int(order[i])]
             brand = plant_brands[int(rng.choice(len(plant_brands), p=weights))]
             raw = str(row["Ingredient List"])
             branded = bool(rng.random() < BRANDED_SHARE)
             if branded:
                 raw = _branded(raw, brand, cat.base, cat.subset)
             serving = row.get("Serving Size (g)")
-            serving = None if pd.isna(serving) else float(serving)
+            serving = None if _missing(serving) else float(serving)
             cleaned = clean_ingredient_list(raw)
             out.append(
                 Product(
@@ -362,7 +368,7 @@ def build_products(cats: list[Category], public: PublicInputs, seed: int) -> lis
             )
         for j, code in enumerate(cat.reference_codes):
             serving, raw, values = REFERENCE_TEMPLATES[cat.base][j]
-            row = pub.iloc[int(order[len(cat.analog_codes) + j])]
+            row = pub[int(order[len(cat.analog_codes) + j])]
             brand = animal_brands[int(rng.integers(len(animal_brands)))]
             cleaned = clean_ingredient_list(raw)
             out.append(

@@ -28,9 +28,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff (Python) and sqlfluff with the dbt templater (SQL)
 	$(BIN)/ruff check warehouse tests benchmarks python_models expectations
 	$(BIN)/ruff format --check warehouse tests benchmarks python_models expectations
+	tmp=$$(mktemp -d) && TASTEBENCH_DUCKDB_PATH=$$tmp/lint.duckdb $(BIN)/sqlfluff lint models macros data-tests --processes 1 --disable-progress-bar; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP)  ## print the benchmarks' ratios against their named baselines
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -40,7 +40,7 @@ def _mirror() -> Path:
 
 def _fmt(table: pd.DataFrame) -> str:
     return "\n".join(
-        f"  {r.metric:<16} {r.estimate:.3f}  [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        f"  {r.metric:<16} {r.point:.3f}  [{r.ci_lo:.3f}, {r.ci_hi:.3f}]"
         f"  (finite replicates {r.n_boot_finite})"
         for r in table.itertuples()
     )
@@ -100,7 +100,7 @@ def main() -> None:
         ci_s = time.perf_counter() - t0
         print(f"\n{name} test (fit_id {fit.fit_id[:12]}; BCa {args.n_boot} in {ci_s:.1f} s)")
         print(_fmt(table))
-        cols = ["class", "support", "precision", "recall", "f1", "f1_ci_low", "f1_ci_high"]
+        cols = ["class", "support", "precision", "recall", "f1", "f1_ci_lo", "f1_ci_hi"]
         print(per[cols].round(3).to_string(index=False))
         results["models"][name] = {
             "fit_id": fit.fit_id,

@@ -8,7 +8,10 @@ with published as (
 ),
 
 ours as (
-    select model_id, metric, point
+    select
+        model_id,
+        metric,
+        point
     from {{ ref('agg_model_metrics') }}
     where scope = 'all' and not is_trivial_policy
 )
@@ -22,5 +25,6 @@ select
 from published
 left join ours
     on published.model_file_stem = ours.model_id and published.metric = ours.metric
-where ours.point is null
+where
+    ours.point is null
     or abs(ours.point - published.published_value) > 0.0005 + 1e-9

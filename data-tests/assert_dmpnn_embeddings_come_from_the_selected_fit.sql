@@ -13,7 +13,9 @@ selected as (
     where is_selected_dmpnn
 )
 
-select embedded.fit_hash, selected.artifact_sha256
+select
+    embedded.fit_hash,
+    selected.artifact_sha256
 from embedded
 full outer join selected on embedded.fit_hash = selected.artifact_sha256
 where embedded.fit_hash is null or selected.artifact_sha256 is null

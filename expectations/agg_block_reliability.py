@@ -8,7 +8,7 @@ MODEL = "marts.agg_block_reliability"
 
 
 def parameters(con) -> dict:
-    keys = con.sql("select block_key from marts.dim_blocks").fetchall()
+    keys = con.sql("select block_key from marts.dim_blocks order by 1").fetchall()
     return {"block_keys": [k for (k,) in keys]}
 
 

@@ -10,11 +10,13 @@ MODEL = "marts.dim_products"
 
 
 def parameters(con) -> dict:
-    cats = con.sql("select category, n_analogs, n_references from marts.dim_categories").fetchall()
+    cats = con.sql(
+        "select category, n_analogs, n_references from marts.dim_categories order by 1"
+    ).fetchall()
     counts = {f"{c}:True": int(a) for c, a, _ in cats}
     counts |= {f"{c}:False": int(r) for c, _, r in cats if r}
     blocked = con.sql(
-        "select distinct category || ':' || product_code from marts.fct_block_products"
+        "select distinct category || ':' || product_code from marts.fct_block_products order by 1"
     ).fetchall()
     return {"products_per_category": counts, "blocked_product_keys": [k for (k,) in blocked]}
 

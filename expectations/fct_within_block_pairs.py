@@ -2,15 +2,16 @@
 
 import great_expectations as gx
 
+from warehouse.config import project_var
 from warehouse.quality.contracts import no_respondent_columns
 from warehouse.quality.expectations import ExpectGroupRowCountsToEqual, ExpectNoRowsToMatchQuery
 
 MODEL = "marts.fct_within_block_pairs"
-TIE = 1e-10
+TIE = project_var("tie_tolerance")  # dbt_project.yml, the one place it is set
 
 
 def parameters(con) -> dict:
-    rows = con.sql("select block_key, n_analog_pairs from marts.dim_blocks").fetchall()
+    rows = con.sql("select block_key, n_analog_pairs from marts.dim_blocks order by 1").fetchall()
     return {"pairs_per_block": {k: int(n) for k, n in rows if n}}
 
 

@@ -3,15 +3,18 @@ winner = the side with the higher panel mean, null exactly for ties."""
 
 import great_expectations as gx
 
+from warehouse.config import project_var
 from warehouse.quality.contracts import no_respondent_columns
 from warehouse.quality.expectations import ExpectGroupRowCountsToEqual, ExpectNoRowsToMatchQuery
 
 MODEL = "marts.fct_within_category_pairs"
-TIE = 1e-10
+TIE = project_var("tie_tolerance")  # dbt_project.yml, the one place it is set
 
 
 def parameters(con) -> dict:
-    rows = con.sql("select category, n_within_category_pairs from marts.dim_categories").fetchall()
+    rows = con.sql(
+        "select category, n_within_category_pairs from marts.dim_categories order by 1"
+    ).fetchall()
     return {"pairs_per_category": {c: int(n) for c, n in rows if n}}
 
 

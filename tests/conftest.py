@@ -19,6 +19,29 @@ def _mirror_dir() -> Path:
     return Path(env).resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()
 
 
+_PATH_VARIABLES = (
+    "TASTEBENCH_BUILD_DIR",
+    "TASTEBENCH_DUCKDB_PATH",
+    "TASTEBENCH_FITS_DIR",
+    "TASTEBENCH_DMPNN_DIR",
+    "TASTEBENCH_NECTAR_BUNDLE",
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_build_dir(tmp_path_factory) -> Path:
+    """Every test runs against a build folder of its own session, never the developer's
+    ``build/`` (its warehouse, fits and reports): results must not depend on what sits there."""
+    build_dir = tmp_path_factory.mktemp("isolated_build")
+    saved = {name: os.environ.pop(name, None) for name in _PATH_VARIABLES}
+    os.environ["TASTEBENCH_BUILD_DIR"] = str(build_dir)
+    yield build_dir
+    for name, value in saved.items():
+        os.environ.pop(name, None)
+        if value is not None:
+            os.environ[name] = value
+
+
 @pytest.fixture(scope="session")
 def data_mirror() -> Path:
     """Root of the local data mirror (``../shared/data`` layout)."""

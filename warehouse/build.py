@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warehouse.config import REPO_ROOT, Settings, apply_quiet_env, load_settings
+from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env, load_settings
 from warehouse.errors import WarehouseError
 
 
@@ -47,8 +47,14 @@ def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print
     return target
 
 
-def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> None:
+def run_dbt(
+    args: list[str], settings: Settings, db_path: Path, work_dir: Path | None = None
+) -> None:
     """Run dbt in a child process against ``db_path``; raise BuildError naming failed nodes.
+
+    The child gets ``settings`` as environment variables (:meth:`Settings.as_env`), so the Python
+    models resolve the same build folder, fit store and data mirror as the caller; ``work_dir``
+    (default: the build folder) holds dbt's target and logs.
 
     A child process, not dbtRunner: dbt-duckdb caches its DuckDB handle per process, and a cached
     handle on the file we later swap into place would write into the published warehouse.
@@ -58,7 +64,7 @@ def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> Non
     import sys
 
     apply_quiet_env()
-    target = (work_dir or REPO_ROOT / "build") / "dbt"
+    target = (work_dir or settings.build_dir) / "dbt"
     dbt_exe = Path(sys.executable).with_name("dbt")
     cmd = [
         str(dbt_exe) if dbt_exe.exists() else "dbt",
@@ -72,7 +78,7 @@ def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> Non
         "--log-path",
         str(target / "logs"),
     ]
-    env = {**os.environ, "TASTEBENCH_DUCKDB_PATH": str(db_path)}
+    env = {**os.environ, **settings.as_env(), ENV_DB: str(db_path)}
     proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
     if proc.returncode != 0:
         failed: list[str] = []
@@ -90,15 +96,28 @@ def run_dbt(args: list[str], db_path: Path, work_dir: Path | None = None) -> Non
         )
 
 
+def ensure_manifest(settings: Settings) -> Path:
+    """The dbt manifest of the build folder's last dbt run (it declares which models are public,
+    :mod:`warehouse.quality.governance`); ``dbt parse`` writes one when no build left it."""
+    from warehouse.quality.governance import manifest_path
+
+    path = manifest_path(settings.build_dir)
+    if not path.exists():
+        run_dbt(["parse"], settings, settings.build_dir / "dbt" / "parse.duckdb")
+    return path
+
+
 def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str], None]) -> None:
     """GX suites and de-identification guards on the staging file, before the swap: writes
     reports.rpt_data_quality into it, the HTML report and a history line under the build dir, and
     raises QualityError (a WarehouseError) if anything failed (docs/quality.md)."""
+    from warehouse.quality.governance import manifest_path
     from warehouse.quality.runner import run_quality
 
     log("validating: GX suites and de-identification guards")
     result = run_quality(
         staging_path,
+        manifest=manifest_path(settings.build_dir),
         write_table=True,
         report_path=settings.build_dir / "reports" / "quality.html",
         history_path=settings.build_dir / "quality" / "history.jsonl",
@@ -125,6 +144,11 @@ def build(
     bundle = (
         Path(nectar) if nectar else settings.nectar_bundle or default_nectar_bundle(settings, log)
     )
+    if not bundle.is_dir():
+        raise WarehouseError(
+            f"no NECTAR bundle at {bundle}: not a folder. Fix: pass the unpacked bundle folder "
+            "(--nectar or TASTEBENCH_NECTAR_BUNDLE), or neither to build on the simulation."
+        )
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     staging_path = settings.db_path.with_name(f".{settings.db_path.name}.building")
     for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
@@ -142,7 +166,7 @@ def build(
             con.close()
         timings["load_raw_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        run_dbt(["build", *(dbt_args or [])], staging_path, settings.build_dir)
+        run_dbt(["build", *(dbt_args or [])], settings, staging_path)
         timings["dbt_build_s"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         run_quality_gate(staging_path, settings, log)
@@ -158,4 +182,31 @@ def build(
         for leftover in (staging_path, staging_path.with_name(staging_path.name + ".wal")):
             leftover.unlink(missing_ok=True)
         raise
-    return BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)
+    result = BuildResult(settings.db_path, bundle, detect_origin(bundle), counts, timings)
+    write_build_record(settings, result)
+    return result
+
+
+def write_build_record(settings: Settings, result: BuildResult) -> Path:
+    """``<build_dir>/last_build.json``: what the last successful build published and from which
+    inputs (its settings, the bundle, timings). Later commands read the data mirror from it
+    (:func:`warehouse.config.recorded_mirror`), so they work in a fresh shell."""
+    import json
+    from datetime import UTC, datetime
+
+    from warehouse.config import BUILD_RECORD
+
+    record = {
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "db_path": str(result.db_path),
+        "nectar_bundle": str(result.nectar_bundle),
+        "data_origin": result.data_origin,
+        "settings": settings.as_record(),
+        "raw_counts": result.raw_counts,
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+    }
+    path = settings.build_dir / BUILD_RECORD
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -23,10 +23,24 @@ train_app = typer.Typer(help="Heavy training that runs outside `dbt build`.", no
 app.add_typer(train_app, name="train")
 
 
+# Width of a console that is not a terminal: wide enough that rich never wraps or cuts a cell of
+# piped output (`tastebench evaluate ... | less`); a terminal keeps its own width.
+PIPE_WIDTH = 10_000
+
+
 def _console():
+    """Results (tables, summaries) on stdout; never cut when piped."""
     from rich.console import Console
 
-    return Console(stderr=False)
+    return Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
+
+
+def _progress():
+    """Progress (spinners, timestamped log lines) and errors on stderr, at the terminal's width,
+    so piping stdout captures only results."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 @app.command()
@@ -46,8 +60,9 @@ def build(
 
     console = _console()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
-    with console.status("building the warehouse") as status:
-        result = run_build(settings, log=lambda m: status.update(m) or console.log(m))
+    progress = _progress()
+    with progress.status("building the warehouse") as status:
+        result = run_build(settings, log=lambda m: status.update(m) or progress.log(m))
     console.print(
         f"[green]warehouse built[/green] from {result.nectar_bundle} "
         f"(data_origin={result.data_origin})"
@@ -109,8 +124,10 @@ def simulate(
     """Write a simulated NECTAR bundle in the exact raw schema (calibrated to public aggregates)."""
     from warehouse.config import load_settings
     from warehouse.simulate import simulate_bundle
+    from warehouse.simulate.bundle import check_target
     from warehouse.sources import registry
 
+    check_target(out_dir)  # before resolving any input
     settings = load_settings()
     public_dir = registry.resolve("tastebench_gold_pairs", settings).parents[2]
     report = simulate_bundle(
@@ -125,33 +142,38 @@ def simulate(
     console.print(f"calibration: {report.calibration}")
 
 
+SQL_FORMATS = ("table", "csv", "json", "markdown")
+
+
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="SQL to run read-only against the warehouse.")],
     db: Annotated[Path | None, typer.Option(help="DuckDB file.")] = None,
-    limit: Annotated[int, typer.Option(help="Rows to print.")] = 50,
+    output_format: Annotated[
+        str,
+        typer.Option("--format", help="table (rich), csv, json (one object per row) or markdown."),
+    ] = "table",
+    limit: Annotated[
+        int | None,
+        typer.Option(help="Rows to print. Default: 50 for table, every row otherwise."),
+    ] = None,
 ) -> None:
     """Run a read-only SQL query against the built warehouse and print the result."""
-    import duckdb
-    from rich.table import Table
-
     from warehouse.config import load_settings
+    from warehouse.evaluate.query import format_result, run_query
 
+    if output_format not in SQL_FORMATS:
+        raise WarehouseError(
+            f"unknown --format {output_format!r}. Fix: use one of {', '.join(SQL_FORMATS)}."
+        )
     path = load_settings(db_path=db).db_path
-    if not path.exists():
-        raise WarehouseError(f"no warehouse at {path}. Fix: run `make build` first.")
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        rel = con.sql(query)
-        if rel is None:
-            return
-        rows = rel.limit(limit).fetchall()
-        table = Table(*rel.columns)
-        for row in rows:
-            table.add_row(*[("" if v is None else str(v)) for v in row])
-        _console().print(table)
-    finally:
-        con.close()
+    frame = run_query(path, query, limit=limit or (50 if output_format == "table" else None))
+    if frame is None:
+        return
+    if output_format == "table":
+        _console().print(format_result(frame, "table"))
+    else:
+        sys.stdout.write(format_result(frame, output_format))
 
 
 @app.command()
@@ -180,7 +202,8 @@ def evaluate(
     """Score prediction files: Table-2 metrics with BCa CIs, comparisons, trivial policies."""
     import json
 
-    from warehouse.evaluate import evaluate_files, render_table
+    from warehouse.evaluate.files import evaluate_files
+    from warehouse.evaluate.render import render_table
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
@@ -201,7 +224,7 @@ def report(
 ) -> None:
     """Write the self-contained HTML results report from the built warehouse's metrics marts."""
     from warehouse.config import load_settings
-    from warehouse.report import write_report
+    from warehouse.evaluate.results_report import write_report
 
     path = write_report(load_settings(db_path=db).db_path, out)
     _console().print(f"report written to {path}")
@@ -221,14 +244,16 @@ def quality(
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
     from rich.table import Table
 
+    from warehouse.build import ensure_manifest
     from warehouse.config import load_settings
     from warehouse.quality.runner import run_quality
 
     settings = load_settings(db_path=db)
     console = _console()
-    with console.status("validating the warehouse") as status:
+    with _progress().status("validating the warehouse") as status:
         result = run_quality(
             settings.db_path,
+            manifest=ensure_manifest(settings),
             write_table=False,
             report_path=out or settings.build_dir / "reports" / "quality.html",
             history_path=history or settings.build_dir / "quality" / "history.jsonl",
@@ -266,12 +291,13 @@ def release(
 
     settings = load_settings(db_path=db)
     console = _console()
-    with console.status("exporting the release") as status:
+    progress = _progress()
+    with progress.status("exporting the release") as status:
         result = export_release(
             out_dir,
             db_path=settings.db_path,
             gated_dir=gated_dir or default_gated_dir(settings.build_dir),
-            log=lambda m: status.update(m) or console.log(m),
+            log=lambda m: status.update(m) or progress.log(m),
         )
     console.print(
         f"[green]release written[/green] to {result.out_dir}: {len(result.files)} files "
@@ -300,7 +326,7 @@ def verify(
     from warehouse.release.verify import VerifyError, verify_release
 
     console = _console()
-    with console.status("verifying the release"):
+    with _progress().status("verifying the release"):
         report = verify_release(release_dir)
     if not report.ok:
         lines = "\n".join(f"  - {p}" for p in report.problems)
@@ -328,12 +354,13 @@ def competition(
 
     settings = load_settings(db_path=db)
     console = _console()
-    with console.status("exporting the competition") as status:
+    progress = _progress()
+    with progress.status("exporting the competition") as status:
         result = export_competition(
             out_dir,
             db_path=settings.db_path,
             gated_dir=gated_dir or default_gated_dir(settings.build_dir),
-            log=lambda m: status.update(m) or console.log(m),
+            log=lambda m: status.update(m) or progress.log(m),
         )
     console.print(
         f"[green]competition written[/green] to {result.out_dir}: {result.n_products} products "
@@ -369,10 +396,57 @@ def docs(
         # dbt opens its database for writing: document a copy, never the published file
         copy = Path(tmp) / "docs.duckdb"
         shutil.copyfile(settings.db_path, copy)
-        run_dbt(["docs", "generate", "--static"], copy, Path(tmp))
+        run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
     _console().print(f"dbt docs written to {out}")
+
+
+@app.command()
+def snapshot(
+    db: Annotated[Path | None, typer.Option(help="DuckDB file (opened read-only).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the hashes here (JSON), e.g. before a change.")
+    ] = None,
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            help="A snapshot written earlier: report every relation and column that differ."
+        ),
+    ] = None,
+) -> None:
+    """Hash every relation (rows in a fixed order, per table and per column): prove a refactor or
+    an incremental rebuild changed no number (`--out` before, `--compare` after)."""
+    import json
+
+    from warehouse.config import load_settings
+    from warehouse.quality.snapshot import (
+        compare_hashes,
+        read_hashes,
+        relation_hashes,
+        write_hashes,
+    )
+
+    path = load_settings(db_path=db).db_path
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}. Fix: run `make build` first, or pass --db.")
+    if compare is not None and not compare.is_file():
+        raise WarehouseError(f"no snapshot at {compare}. Fix: write one first with --out.")
+    hashes = relation_hashes(path)
+    console = _console()
+    if out is not None:
+        write_hashes(hashes, out)
+        console.print(f"{len(hashes)} relations hashed into {out}")
+    if compare is not None:
+        diff = compare_hashes(read_hashes(compare), hashes)
+        if diff.equal:
+            console.print(f"[green]identical[/green]: {len(hashes)} relations, every column")
+            return
+        console.print(json.dumps(
+            {"only_before": diff.only_before, "only_after": diff.only_after,
+             "changed": diff.changed}, indent=1, default=list,
+        ))  # fmt: skip
+        raise typer.Exit(1)
 
 
 @registry_app.command("list")
@@ -423,8 +497,7 @@ def train_molecular(
 ) -> None:
     """Train chemprop D-MPNN fits (resumable) and register them for the next build."""
     from warehouse.config import load_settings
-    from warehouse.molecular_marts import dmpnn_state_dir
-    from warehouse.train import train_molecular as run
+    from warehouse.molecular.train import train_molecular as run
 
     if grid and config != "best":
         raise WarehouseError(
@@ -432,7 +505,7 @@ def train_molecular(
             "Fix: pass one of the two."
         )
     settings = load_settings()
-    target = state_dir or dmpnn_state_dir()
+    target = state_dir or settings.dmpnn_dir
     result = run(
         settings,
         grid=grid,
@@ -453,17 +526,40 @@ def train_molecular(
     )
 
 
+def _fail(message: str, code: int = 2) -> None:
+    from rich.markup import escape
+
+    _progress().print(
+        f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True
+    )
+    sys.exit(code)
+
+
 def main() -> None:
+    """Entry point: a user error prints one paragraph (what is wrong, where, the fix) and exits
+    2; an unexpected exception prints one paragraph naming it and exits 1, with the traceback only
+    when ``TASTEBENCH_DEBUG=1`` (a traceback is for developers, not for someone mistyping)."""
+    import os
+
     from warehouse.config import apply_quiet_env
 
     apply_quiet_env()
     try:
         app()
     except WarehouseError as exc:
-        from rich.console import Console
-
-        Console(stderr=True).print(f"[bold red]error:[/bold red] {exc}", highlight=False)
-        sys.exit(2)
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail("interrupted; a build in progress left the published warehouse untouched.", 130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence of the CLI
+        if os.environ.get("TASTEBENCH_DEBUG") == "1":
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        _fail(
+            f"unexpected {type(exc).__name__}: {first}. This is a bug in tastebench, not in your "
+            "input: please report it with the command you ran (TASTEBENCH_DEBUG=1 shows the "
+            "traceback).",
+            1,
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -15,6 +16,8 @@ ENV_DB = "TASTEBENCH_DUCKDB_PATH"
 ENV_NECTAR = "TASTEBENCH_NECTAR_BUNDLE"
 ENV_FOODATLAS_V4 = "TASTEBENCH_FOODATLAS_V4"
 ENV_BUILD_DIR = "TASTEBENCH_BUILD_DIR"
+ENV_FITS_DIR = "TASTEBENCH_FITS_DIR"
+ENV_DMPNN_DIR = "TASTEBENCH_DMPNN_DIR"
 
 # Every run: no telemetry from dbt or Great Expectations.
 QUIET_ENV = {
@@ -24,6 +27,18 @@ QUIET_ENV = {
 }
 
 
+@cache
+def project_var(name: str) -> object:
+    """A ``vars:`` value of ``dbt_project.yml``: the one place a constant shared by the SQL models,
+    the Python library and the GX suites is set (e.g. ``tie_tolerance``)."""
+    import yaml
+
+    values = yaml.safe_load((REPO_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]
+    if name not in values:
+        raise KeyError(f"dbt_project.yml has no var {name!r}")
+    return values[name]
+
+
 def apply_quiet_env() -> None:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
@@ -31,11 +46,18 @@ def apply_quiet_env() -> None:
 
 @dataclass(frozen=True)
 class Settings:
+    """Where everything lives. ``fits_dir`` is the content-addressed fit store (default
+    ``<build_dir>/fits``), ``dmpnn_dir`` the D-MPNN registry of ``tastebench train molecular``
+    (default ``<fits_dir>/dmpnn``): both follow the build folder, so a build (or a test) with its
+    own ``build_dir`` never sees fits that sit in another one."""
+
     build_dir: Path
     db_path: Path
     mirror: Path | None
     nectar_bundle: Path | None
     foodatlas_v4: Path | None
+    fits_dir: Path
+    dmpnn_dir: Path
 
     @property
     def cache_dir(self) -> Path:
@@ -46,6 +68,52 @@ class Settings:
     def default_simulation_dir(self) -> Path:
         return self.build_dir / "nectar_simulated"
 
+    def as_record(self) -> dict[str, str | None]:
+        """Every setting by name, paths as strings (what a build records)."""
+        return {
+            "build_dir": str(self.build_dir),
+            "db_path": str(self.db_path),
+            "mirror": None if self.mirror is None else str(self.mirror),
+            "nectar_bundle": None if self.nectar_bundle is None else str(self.nectar_bundle),
+            "foodatlas_v4": None if self.foodatlas_v4 is None else str(self.foodatlas_v4),
+            "fits_dir": str(self.fits_dir),
+            "dmpnn_dir": str(self.dmpnn_dir),
+        }
+
+    def as_env(self) -> dict[str, str]:
+        """These settings as the environment variables :func:`load_settings` reads: what a child
+        process (dbt and its Python models) needs to resolve exactly the same paths."""
+        env = {
+            ENV_BUILD_DIR: str(self.build_dir),
+            ENV_DB: str(self.db_path),
+            ENV_FITS_DIR: str(self.fits_dir),
+            ENV_DMPNN_DIR: str(self.dmpnn_dir),
+        }
+        for name, value in (
+            (ENV_MIRROR, self.mirror),
+            (ENV_NECTAR, self.nectar_bundle),
+            (ENV_FOODATLAS_V4, self.foodatlas_v4),
+        ):
+            if value is not None:
+                env[name] = str(value)
+        return env
+
+
+BUILD_RECORD = "last_build.json"
+
+
+def recorded_mirror(build_dir: Path) -> Path | None:
+    """The data mirror recorded by the last successful build in ``build_dir`` (None when there is
+    none, or the folder it names is gone)."""
+    import json
+
+    record = Path(build_dir) / BUILD_RECORD
+    try:
+        mirror = json.loads(record.read_text(encoding="utf-8")).get("settings", {}).get("mirror")
+    except (OSError, ValueError):
+        return None
+    return Path(mirror) if mirror and Path(mirror).is_dir() else None
+
 
 def _opt_path(name: str) -> Path | None:
     value = os.environ.get(name)
@@ -54,15 +122,33 @@ def _opt_path(name: str) -> Path | None:
 
 def load_settings(**overrides: Path | None) -> Settings:
     """Settings from the environment; keyword overrides win (CLI options)."""
-    build_dir = _opt_path(ENV_BUILD_DIR) or (REPO_ROOT / "build")
-    values = {
-        "build_dir": build_dir,
-        "db_path": _opt_path(ENV_DB) or (build_dir / "tastebench.duckdb"),
+    values: dict[str, Path | None] = {
+        "build_dir": _opt_path(ENV_BUILD_DIR),
+        "db_path": _opt_path(ENV_DB),
         "mirror": _opt_path(ENV_MIRROR),
         "nectar_bundle": _opt_path(ENV_NECTAR),
         "foodatlas_v4": _opt_path(ENV_FOODATLAS_V4),
+        "fits_dir": _opt_path(ENV_FITS_DIR),
+        "dmpnn_dir": _opt_path(ENV_DMPNN_DIR),
     }
     for key, value in overrides.items():
+        if key not in values:
+            raise TypeError(f"load_settings() got an unknown setting {key!r}")
         if value is not None:
             values[key] = Path(value).expanduser().resolve()
-    return Settings(**values)
+    # derived defaults follow the (possibly overridden) build folder
+    build_dir = values["build_dir"] or REPO_ROOT / "build"
+    fits_dir = values["fits_dir"] or build_dir / "fits"
+    if values["mirror"] is None:
+        # the data mirror the last build of this folder resolved its inputs from: a command run
+        # later in a fresh shell finds the same files without exporting anything
+        values["mirror"] = recorded_mirror(build_dir)
+    return Settings(
+        build_dir=build_dir,
+        db_path=values["db_path"] or build_dir / "tastebench.duckdb",
+        mirror=values["mirror"],
+        nectar_bundle=values["nectar_bundle"],
+        foodatlas_v4=values["foodatlas_v4"],
+        fits_dir=fits_dir,
+        dmpnn_dir=values["dmpnn_dir"] or fits_dir / "dmpnn",
+    )

@@ -16,20 +16,15 @@ from typer.testing import CliRunner
 
 from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
-from warehouse.evaluate import check_result_shape, evaluate_files
-from warehouse.report import write_report
+from warehouse.evaluate.contract import check_result_shape
+from warehouse.evaluate.files import evaluate_files
+from warehouse.evaluate.results_report import write_report
+from warehouse.metrics.core import TABLE2_METRICS
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
 SINGULAR = "assert_agg_model_metrics_reproduces_published_table2"
-TABLE2 = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+TABLE2 = TABLE2_METRICS
 TOL3 = 0.0005 + 1e-9
 
 
@@ -123,7 +118,7 @@ def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
     )
     con.close()
     with pytest.raises(BuildError, match=SINGULAR):
-        run_dbt(["test", "--select", SINGULAR], copy, tmp_path)
+        run_dbt(["test", "--select", SINGULAR], built[0], copy, tmp_path)
 
 
 def test_marts_agree_with_evaluate(built, public_dir) -> None:

@@ -33,8 +33,8 @@ def test_fingerprint_fits_registered_with_artifacts(con) -> None:
 def test_test_split_metrics_with_cis(con) -> None:
     m = con.execute("select * from marts.agg_molecular_metrics").df()
     lgb = m[m.model_name == "lightgbm"].set_index("metric")
-    assert lgb.loc["accuracy", "estimate"] >= 0.88
-    assert lgb.loc["macro_f1", "estimate"] >= 0.74
+    assert lgb.loc["accuracy", "point"] >= 0.88
+    assert lgb.loc["macro_f1", "point"] >= 0.74
     assert set(lgb.index) == {
         "accuracy",
         "macro_precision",
@@ -43,10 +43,10 @@ def test_test_split_metrics_with_cis(con) -> None:
         "macro_auroc",
     }
     models = m[~m.is_audit]
-    assert (models.ci_low <= models.estimate).all() and (models.estimate <= models.ci_high).all()
+    assert (models.ci_lo <= models.point).all() and (models.point <= models.ci_hi).all()
     assert (m.n_boot == 10000).all() and (m.n_molecules == 2254).all()
     audit = m[m.is_audit & (m.metric == "accuracy")]
-    assert len(audit) == 1 and 0.85 <= audit.estimate.iloc[0] <= 0.91
+    assert len(audit) == 1 and 0.85 <= audit.point.iloc[0] <= 0.91
 
 
 def test_marts_score_every_fit_as_its_registry_does(con) -> None:
@@ -79,7 +79,7 @@ def test_umami_has_honest_wide_cis(con) -> None:
         "and not is_audit"
     ).df()
     assert (pc.support == 6).all()
-    assert ((pc.f1_ci_high - pc.f1_ci_low) > 0.2).all()
+    assert ((pc.f1_ci_hi - pc.f1_ci_lo) > 0.2).all()
 
 
 def test_mcnemar_between_every_pair(con) -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import warehouse.build as build_module
 from warehouse.cli import app, main
-from warehouse.quality import public_tables
+from warehouse.quality import governance
 
 pytestmark = pytest.mark.integration
 
@@ -34,6 +34,18 @@ def _sha(path: Path) -> str:
 def _history(settings) -> list[dict]:
     path = settings.build_dir / "quality" / "history.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _declare_public(settings, build_dir: Path, model: str = "stg_nectar__products") -> Path:
+    """A copy of the build's dbt manifest in which ``model`` is declared public, written where a
+    build in ``build_dir`` reads its manifest: the tier comes from the manifest and nowhere
+    else."""
+    manifest = json.loads(governance.manifest_path(settings.build_dir).read_text())
+    manifest["nodes"][f"model.tastebench.{model}"]["config"]["meta"]["data_access"] = "public"
+    target = governance.manifest_path(build_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(manifest))
+    return target
 
 
 def test_build_ran_the_gate_and_stored_rpt_data_quality(built) -> None:
@@ -85,12 +97,10 @@ def test_cli_quality_passes_read_only_and_writes_an_offline_report(built, tmp_pa
 def test_cli_quality_fails_when_a_public_table_carries_gated_columns(
     built, tmp_path, monkeypatch
 ) -> None:
+    """A staging table declared public in the manifest fails the guards."""
     settings, _ = built
-    monkeypatch.setattr(
-        public_tables,
-        "PUBLIC_TABLES",
-        (*public_tables.PUBLIC_TABLES, "staging.stg_nectar__products"),
-    )
+    _declare_public(settings, tmp_path / "build")
+    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(tmp_path / "build"))
     out = tmp_path / "quality.html"
     res = CliRunner().invoke(
         app,
@@ -106,29 +116,27 @@ def test_cli_quality_fails_when_a_public_table_carries_gated_columns(
 
 
 def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
-    built, monkeypatch, capsys
+    built, tmp_path, monkeypatch, capsys
 ) -> None:
     """The gate sits between dbt and the swap. dbt is replaced by a copy of the live warehouse
-    (dbt itself ran in the module build), and the public list is made to include a table with
-    a brand column: the build must exit non-zero and leave the live file byte-identical."""
+    (dbt itself ran in the module build) and a manifest that declares a table with a brand
+    column public: the build must exit non-zero and leave the live file byte-identical."""
     settings, _ = built
     before = _sha(settings.db_path)
+    build_dir = tmp_path / "build"
 
-    def fake_dbt(args, db_path, work_dir=None):
+    def fake_dbt(args, settings_, db_path, work_dir=None):
         shutil.copyfile(settings.db_path, db_path)
+        _declare_public(settings, settings_.build_dir)
 
     monkeypatch.setattr(build_module, "run_dbt", fake_dbt)
-    monkeypatch.setattr(
-        public_tables,
-        "PUBLIC_TABLES",
-        (*public_tables.PUBLIC_TABLES, "staging.stg_nectar__products"),
-    )
-    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(settings.build_dir))
+    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(build_dir))
     monkeypatch.setattr(
         sys,
         "argv",
-        ["tastebench", "build", "--db", str(settings.db_path), "--mirror", str(settings.mirror)],
-    )
+        ["tastebench", "build", "--db", str(settings.db_path), "--mirror", str(settings.mirror),
+         "--nectar", str(settings.default_simulation_dir)],
+    )  # fmt: skip
     with pytest.raises(SystemExit) as exc:
         main()
     assert exc.value.code != 0
@@ -136,5 +144,6 @@ def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
     assert "quality gate failed" in err and "stg_nectar__products" in err
     assert "forbidden_column_name" in err
     assert _sha(settings.db_path) == before
-    assert not list(settings.build_dir.glob(".*building*"))
-    assert _history(settings)[-1] == {**_history(settings)[-1], "success": False}
+    assert not list(settings.db_path.parent.glob(".*building*"))
+    history = (build_dir / "quality" / "history.jsonl").read_text().splitlines()
+    assert json.loads(history[-1])["success"] is False

@@ -1,6 +1,6 @@
 """`tastebench evaluate` engine: published Table 2 from the public out-of-fold files, the JSON
 contract, bad input, coverage, comparisons, trivial policies, slices, the CLI and the marts'
-frames (warehouse/evaluate.py, warehouse/metrics_marts.py)."""
+frames (warehouse/evaluate/, warehouse/metrics/scoring.py, warehouse/metrics/tables.py)."""
 
 from __future__ import annotations
 
@@ -21,29 +21,20 @@ from typer.testing import CliRunner
 from warehouse.cli import app
 from warehouse.config import REPO_ROOT
 from warehouse.errors import DataValidationError, WarehouseError
-from warehouse.evaluate import (
-    check_result_shape,
-    evaluate_files,
-    load_predictions,
-    pair_table,
-    render_table,
-)
+from warehouse.evaluate.contract import check_result_shape
+from warehouse.evaluate.files import evaluate_files, load_predictions
+from warehouse.evaluate.render import render_table
 from warehouse.metrics import METRIC_NAMES
-from warehouse.metrics_marts import (
+from warehouse.metrics.core import TABLE2_METRICS
+from warehouse.metrics.scoring import pair_table
+from warehouse.metrics.tables import (
     model_comparisons_table,
     model_metrics_per_category_table,
     model_metrics_table,
 )
 
 OOF = "food_similarity/results/oof_predictions"
-TABLE2 = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+TABLE2 = TABLE2_METRICS
 TOL3 = 0.0005 + 1e-9  # a published 3-decimal value is reproduced within half a unit (+ slack)
 NNLS = "nested_bt_gemini_nnls"
 FAST = 200  # bootstrap replicates where only shapes and points matter

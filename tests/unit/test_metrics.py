@@ -44,16 +44,10 @@ from warehouse.metrics import (
     spearman_weighted,
 )
 from warehouse.metrics.bootstrap import _draw_loop, bca_interval, lemire_draws
+from warehouse.metrics.core import TABLE2_METRICS
 
 OOF = "food_similarity/results/oof_predictions"
-TABLE2_KEYS = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+TABLE2_KEYS = TABLE2_METRICS
 # (file glob, published row name, pairwise / rho / tau / R@1 / R@2 / R@3)
 PUBLISHED = [
     ("llm_gemini_*.csv", "Gemini", (0.654, 0.370, 0.298, 0.271, 0.514, 0.578)),

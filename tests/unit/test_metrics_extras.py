@@ -18,13 +18,13 @@ from warehouse.metrics import (
     expected_calibration_error,
     holm,
     lower_code_wins,
-    paired_comparison,
     pairwise_accuracy,
     pairwise_credits,
     random_policy_expected,
     slot1_wins_accuracy,
     validate_predictions,
 )
+from warehouse.metrics.core import TABLE2_METRICS
 
 OOF = "food_similarity/results/oof_predictions"
 
@@ -51,16 +51,16 @@ def test_signflip_p_value_matches_exact_enumeration() -> None:
     obs = abs(d.mean())
     flips = [abs((np.array(s) * d).mean()) for s in itertools.product([-1, 1], repeat=len(d))]
     exact = np.mean(np.array(flips) >= obs - 1e-12)
-    res = paired_comparison(a, b, n_boot=2000, n_perm=20000)
+    res = compare_models({"a": a, "b": b}, n_boot=2000, n_perm=20000).iloc[0]
     assert res["diff"] == pytest.approx(d.mean())
     assert res["p_value"] == pytest.approx(exact, abs=0.01)
     assert res["ci_lo"] <= res["diff"] <= res["ci_hi"]
-    assert res["n_pairs"] == 8
+    assert res["model_a"] == "a" and res["model_b"] == "b"
 
 
 def test_identical_models_are_not_resolved() -> None:
     c = np.array([1.0, 0.0, 0.5, 1.0])
-    res = paired_comparison(c, c.copy(), n_boot=500, n_perm=500)
+    res = compare_models({"a": c, "b": c.copy()}, n_boot=500, n_perm=500).iloc[0]
     assert res["diff"] == 0 and res["p_value"] == 1.0 and res["ci_lo"] == res["ci_hi"] == 0
 
 
@@ -127,14 +127,7 @@ def test_lower_code_wins(nnls: pd.DataFrame) -> None:
     code = nnls["product_code"].to_numpy()
     gold = nnls["true_rank"].to_numpy()
     res = lower_code_wins(cat, code, gold, n_boot=1000)
-    assert set(res) == {
-        "pairwise_accuracy",
-        "spearman",
-        "kendall_tau",
-        "recall_at_1",
-        "recall_at_2",
-        "recall_at_3",
-    }
+    assert set(res) == set(TABLE2_METRICS)
     assert res["pairwise_accuracy"]["point"] == pytest.approx(
         pairwise_accuracy(cat, gold, -code.astype(float))
     )

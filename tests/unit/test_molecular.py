@@ -197,7 +197,8 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
     """dim_ml_fits reuses int_molecules_featurized's Morgan bits instead of featurizing again:
     the matrix, and so the LightGBM fit, must be bitwise the same."""
     from warehouse.errors import WarehouseError
-    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+    from warehouse.molecular.fits import fingerprint_lookup
+    from warehouse.molecular.marts import featurized_molecules
 
     parts = [
         p.assign(**{SMILES_COLUMN: featurize(p[SMILES_COLUMN].tolist()).canonical_smiles})
@@ -217,7 +218,8 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
 
 
 def test_fingerprint_embedding_from_the_featurized_table_is_the_same(fart):
-    from warehouse.molecular_marts import featurized_molecules, fingerprint_lookup
+    from warehouse.molecular.fits import fingerprint_lookup
+    from warehouse.molecular.marts import featurized_molecules
 
     smiles = featurize(fart["test"][SMILES_COLUMN].iloc[:300].tolist()).canonical_smiles
     train = featurize(fart["train"][SMILES_COLUMN].iloc[:600].tolist()).canonical_smiles
@@ -258,10 +260,10 @@ def test_bca_ci_contains_point_estimate(lgbm_full):
         "macro_f1",
         "macro_auroc",
     ]
-    assert (table["ci_low"] <= table["estimate"]).all()
-    assert (table["estimate"] <= table["ci_high"]).all()
+    assert (table["ci_lo"] <= table["point"]).all()
+    assert (table["point"] <= table["ci_hi"]).all()
     point = classification_metrics(y, pred, proba)
-    assert dict(zip(table["metric"], table["estimate"], strict=True)) == point
+    assert dict(zip(table["metric"], table["point"], strict=True)) == point
 
 
 def test_per_class_table_umami_has_honest_wide_ci(lgbm_full):
@@ -271,14 +273,14 @@ def test_per_class_table_umami_has_honest_wide_ci(lgbm_full):
     assert table.loc["umami", "support"] == 6
     assert table["support"].sum() == 2254
     for metric in ("recall", "f1"):
-        width = table.loc["umami", f"{metric}_ci_high"] - table.loc["umami", f"{metric}_ci_low"]
+        width = table.loc["umami", f"{metric}_ci_hi"] - table.loc["umami", f"{metric}_ci_lo"]
         assert width > 0.2, (metric, width)
     # replicates that drew no umami molecule are excluded (NaN), not scored as zeros
     assert 9900 < table.loc["umami", "recall_n_boot_finite"] < 10_000
     assert table.loc["sweet", "recall_n_boot_finite"] == 10_000
     for metric in ("precision", "recall", "f1", "auroc"):
-        assert (table[f"{metric}_ci_low"] <= table[metric] + 1e-12).all()
-        assert (table[metric] <= table[f"{metric}_ci_high"] + 1e-12).all()
+        assert (table[f"{metric}_ci_lo"] <= table[metric] + 1e-12).all()
+        assert (table[metric] <= table[f"{metric}_ci_hi"] + 1e-12).all()
 
 
 # ------------------------------------------------------------------ metrics
@@ -375,7 +377,7 @@ def test_bca_matches_slow_loop_exactly():
     assert n_nan > 0  # the toy case does exercise replicates that miss a class
     table = bca_classification(y, pred, proba, n_boot=n_boot)
     row = table.set_index("metric").loc["macro_f1"]
-    assert (row["ci_low"], row["ci_high"]) == bm.interval("macro_f1")[1:3]
+    assert (row["ci_lo"], row["ci_hi"]) == bm.interval("macro_f1")[1:3]
     assert row["n_boot_finite"] == int(np.isfinite(bm.boot["macro_f1"]).sum()) < n_boot
 
 

@@ -7,13 +7,16 @@ order and record each row's file position; the marts must re-order by it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from warehouse.errors import WarehouseError
 from warehouse.molecular import TASTE_CLASSES
-from warehouse.molecular_marts import predictions, split_frames
+from warehouse.molecular.marts import predictions
+from warehouse.molecular.staging import split_frames
 
 
 def _molecules(n: int = 12, seed: int = 0) -> pd.DataFrame:
@@ -58,9 +61,9 @@ def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pd.DataFrame:
     )
 
 
-def _scored(molecules, fits) -> pd.DataFrame:
+def _scored(molecules, fits, root: Path) -> pd.DataFrame:
     preds = predictions(
-        pd.concat([molecules.assign(split=s) for s in ("train", "val")] + [molecules]), fits
+        pd.concat([molecules.assign(split=s) for s in ("train", "val")] + [molecules]), fits, root
     )
     return preds[~preds.is_audit]
 
@@ -75,7 +78,7 @@ def test_split_frames_follow_file_order_not_file_row_id():
 
 def test_dmpnn_predictions_are_aligned_by_file_row(tmp_path):
     mol = _molecules()
-    preds = _scored(mol, _dmpnn_fit(tmp_path, mol))
+    preds = _scored(mol, _dmpnn_fit(tmp_path, mol), tmp_path)
     assert (preds.predicted_class == preds.true_class).all()
     keyed = preds.set_index("molecule_row_key")["canonical_smiles"]
     assert keyed.to_dict() == mol.set_index("molecule_row_key")["canonical_smiles"].to_dict()
@@ -84,7 +87,7 @@ def test_dmpnn_predictions_are_aligned_by_file_row(tmp_path):
 def test_dmpnn_predictions_in_any_recorded_order_are_realigned(tmp_path):
     mol = _molecules()
     rows = np.random.default_rng(1).permutation(len(mol)) + 1
-    preds = _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows))
+    preds = _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows), tmp_path)
     assert (preds.predicted_class == preds.true_class).all()
 
 
@@ -94,29 +97,29 @@ def test_dmpnn_predictions_on_a_subset_are_refused(tmp_path):
     with pytest.raises(
         WarehouseError, match=r"has 10 \w+ predictions .* 12 rows.*without --subset"
     ):
-        _scored(mol, fits)
+        _scored(mol, fits, tmp_path)
 
 
 def test_legacy_predictions_without_rows_must_match_gold_row_by_row(tmp_path):
     mol = _molecules()
-    _scored(mol, _dmpnn_fit(tmp_path, mol, with_rows=False))  # file order: accepted
+    _scored(mol, _dmpnn_fit(tmp_path, mol, with_rows=False), tmp_path)  # file order: accepted
     shifted = _dmpnn_fit(tmp_path, mol, rows=np.roll(np.arange(1, 13), 1), with_rows=False)
     with pytest.raises(WarehouseError, match=r"do not line up.*Fix: delete .*--config x"):
-        _scored(mol, shifted)
+        _scored(mol, shifted, tmp_path)
 
 
 def test_dmpnn_predictions_with_repeated_rows_are_refused(tmp_path):
     mol = _molecules()
     rows = np.r_[np.arange(1, 12), 11]
     with pytest.raises(WarehouseError, match=r"11 distinct file rows.*delete .*--config x"):
-        _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows))
+        _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows), tmp_path)
 
 
 def test_train_cli_names_configurations_and_refuses_grid_plus_config():
     from typer.testing import CliRunner
 
     from warehouse.cli import app
-    from warehouse.train import BEST, config_named
+    from warehouse.molecular.train import BEST, config_named
 
     assert config_named("best") == BEST
     assert config_named("depth3_dropout0_inverse").class_weighting == "inverse"

@@ -15,7 +15,6 @@ from warehouse.molecular import (
     DMPNNConfig,
     FitResult,
     InvalidSmilesError,
-    dmpnn_embedding,
     embed_dmpnn,
     grid_configs,
     load_dmpnn_fit,
@@ -95,8 +94,6 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
     np.testing.assert_array_equal(emb, embed_dmpnn(ckpt, smiles))
     with pytest.raises(InvalidSmilesError, match="row 1"):
         embed_dmpnn(ckpt, ["CCO", "C1CC"])
-    table = dmpnn_embedding(ckpt, smiles).table()
-    assert table["fit_hash"].eq(fit.fit_id).all() and table["dim"].eq(300).all()
     arrays = np.load(tmp_path / "fit" / "predictions.npz")
     for split, n in (("train", 200), ("val", 50), ("test", 50)):
         rows = arrays[f"rows_{split}"]  # 1-based file rows of the sampled molecules
@@ -111,12 +108,12 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
 
 
 def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monkeypatch):
-    from warehouse import molecular, molecular_marts
+    from warehouse import molecular
+    from warehouse.molecular.fits import cached_dmpnn_embedding
 
     fit, _ = smoke
-    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
     smiles = molecular.featurize(fart["test"]["Canonicalized SMILES"].iloc[:9]).canonical_smiles
-    first = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    first = cached_dmpnn_embedding(fit.checkpoint, smiles, tmp_path)
     stored = list((tmp_path / "embeddings" / fit.fit_id).glob("*.npy"))
     assert len(stored) == 1 and first.fit_hash == fit.fit_id
 
@@ -124,16 +121,16 @@ def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monke
         raise AssertionError("the network ran again for a cached (checkpoint, SMILES) pair")
 
     monkeypatch.setattr(molecular.dmpnn, "embed_dmpnn", must_not_run)
-    again = molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles)
+    again = cached_dmpnn_embedding(fit.checkpoint, smiles, tmp_path)
     assert again.vectors.tobytes() == first.vectors.tobytes()
     assert again.table().equals(first.table())
     assert first.vectors.tobytes() == embed_dmpnn(fit.checkpoint, smiles).tobytes()
     with pytest.raises(AssertionError, match="ran again"):  # another SMILES list is not cached
-        molecular_marts.cached_dmpnn_embedding(fit.checkpoint, smiles[:3])
+        cached_dmpnn_embedding(fit.checkpoint, smiles[:3], tmp_path)
 
 
 def test_selected_dmpnn_has_the_best_validation_macro_f1():
-    from warehouse.molecular_marts import selected_dmpnn
+    from warehouse.molecular.fits import selected_dmpnn
 
     def fit(name, n_wrong):
         y = np.array(TASTE_CLASSES * 4, dtype=object)
@@ -241,7 +238,7 @@ def test_run_grid_resumes_after_interruption(tmp_path):
 
 def test_run_grid_uses_train_dmpnn_by_default(monkeypatch, tmp_path):
     fake = FakeTrainer()
-    monkeypatch.setattr("warehouse.molecular.dmpnn.train_dmpnn", fake)
+    monkeypatch.setattr("warehouse.molecular.grid.train_dmpnn", fake)
     empty = pd.DataFrame()
     result = run_grid(
         empty, empty, empty, tmp_path, configs=grid_configs()[:2], show_progress=False

@@ -3,7 +3,8 @@
 Everything here works on plain numpy arrays; the DataFrame plumbing lives in
 :mod:`warehouse.human.baseline`. Conventions shared by all kernels:
 
-* ``TIE_EPS = 1e-10`` is the tie threshold of BENCHMARK section 4: a pair is a *gold tie* when
+* ``TIE_EPS`` (the dbt var ``tie_tolerance``, 1e-10, via :data:`warehouse.metrics.core.TIE_EPS`)
+  is the tie threshold of BENCHMARK section 4: a pair is a *gold tie* when
   ``|gold_i - gold_j| < 1e-10`` (credit 0.5), otherwise a *prediction tie* when
   ``|pred_i - pred_j| < 1e-10`` (credit 0.5), otherwise credit 1 if the signs agree, else 0.
 * ``NaN`` marks a missing value; pairs or rows touching a missing value are left out (they count
@@ -15,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
-TIE_EPS = 1e-10
+from warehouse.metrics.core import TIE_EPS
+
 _CHUNK_ELEMENTS = 2_000_000
 
 

@@ -15,7 +15,7 @@ from .bootstrap import (
     bootstrap_replicates,
     draw_main_indices,
 )
-from .compare import compare_models, holm, paired_comparison
+from .compare import compare_models, holm
 from .core import (
     METRIC_NAMES,
     TIE_EPS,
@@ -63,7 +63,6 @@ __all__ = [
     "holm",
     "kendall_weighted",
     "lower_code_wins",
-    "paired_comparison",
     "pairwise_accuracy",
     "pairwise_accuracy_macro",
     "pairwise_accuracy_pooled",

@@ -54,6 +54,7 @@ from scipy import special
 
 from .core import (
     RECALL_KS,
+    TABLE2_METRICS,
     TIE_EPS,
     Grouped,
     as_category_array,
@@ -61,14 +62,7 @@ from .core import (
     group_by_category,
 )
 
-BOOT_METRICS = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
+BOOT_METRICS = TABLE2_METRICS
 """Metrics with a main-table BCa interval (the Table-2 columns)."""
 
 SHARE_CLIP = 1e-10
@@ -460,6 +454,48 @@ def bca_ci_per_category(
     return pd.DataFrame(
         rows, columns=["category", "n_products", "pairwise_accuracy", "ci_lo", "ci_hi"]
     )
+
+
+def bca_macro_interval(
+    category: np.ndarray, gold: np.ndarray, pred: np.ndarray, n_boot: int, seed: int, alpha: float
+) -> tuple[float, float]:
+    """BCa interval of MACRO pairwise accuracy on the main-table draws (documented variant).
+
+    Same canonical order, same cached ``draw_main_indices`` draws and same whole-set jackknife as
+    :func:`warehouse.metrics.bca_ci`; each replicate's macro value is the unweighted mean of its
+    per-category pairwise accuracies (categories without pairs left out, as in ``compute_all``).
+    """
+    order = canonical_order(category, gold, pred)
+    grouped = group_by_category(category[order], gold[order], pred[order])
+    sizes = [len(r) for r in grouped.rows]
+    draws = draw_main_indices(sizes, n_boot, seed)
+    metrics = ("pairwise_accuracy",)
+    full, boot, loo = [], [], []
+    for rows, idx in zip(grouped.rows, draws, strict=True):
+        g, p, n = grouped.gold[rows], grouped.pred[rows], len(rows)
+        if n < 2:
+            full.append(np.nan)
+            boot.append(np.full(n_boot, np.nan))
+            loo.append(np.full(n, np.nan))
+            continue
+        fs = sample_stats(g, p, np.arange(n)[None, :], metrics)
+        full.append(float(fs["credit"][0] / fs["npairs"][0]))
+        bs = sample_stats(g, p, idx, metrics)
+        boot.append(bs["credit"] / bs["npairs"])
+        loo_idx = np.array([np.delete(np.arange(n), i) for i in range(n)]).reshape(n, n - 1)
+        js = sample_stats(g, p, loo_idx, metrics)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loo.append(np.where(js["npairs"] > 0, js["credit"] / js["npairs"], np.nan))
+    full_arr = np.array(full)
+    theta = float(np.nanmean(full_arr))
+    boot_macro = np.nanmean(np.column_stack(boot), axis=1)
+    jack = []
+    for c, vals in enumerate(loo):
+        for v in vals:
+            cats = full_arr.copy()
+            cats[c] = v
+            jack.append(np.nanmean(cats) if np.isfinite(cats).any() else np.nan)
+    return bca_interval(theta, boot_macro, np.array(jack), alpha, "strict")
 
 
 def _per_category_rows(

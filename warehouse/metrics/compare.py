@@ -133,25 +133,6 @@ def _compare(
     return rows
 
 
-def paired_comparison(
-    credits_a: object,
-    credits_b: object,
-    *,
-    n_boot: int = 10000,
-    n_perm: int = 10000,
-    seed: int = 42,
-    alpha: float = 0.05,
-) -> dict[str, float]:
-    """Difference in pairwise accuracy (a - b) with paired-bootstrap CI and sign-flip p-value.
-
-    Returns ``acc_a, acc_b, diff, ci_lo, ci_hi, p_value, n_pairs``.
-    """
-    mat = _credit_matrix([credits_a, credits_b])
-    row = _compare(mat, [(0, 1)], n_boot, n_perm, seed, alpha)[0]
-    row["n_pairs"] = int(mat.shape[0])
-    return row
-
-
 def compare_models(
     credits: Mapping[str, object],
     *,

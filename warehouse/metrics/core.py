@@ -33,22 +33,27 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-TIE_EPS = 1e-10
-"""Absolute tolerance below which two gold values or two predictions count as tied."""
+from warehouse.config import project_var
+
+TIE_EPS: float = float(project_var("tie_tolerance"))
+"""Absolute tolerance below which two gold values or two predictions count as tied: the dbt var
+``tie_tolerance`` of ``dbt_project.yml`` (1e-10), the one place it is set; the SQL pair marts and
+the GX suites read the same var."""
 
 RECALL_KS = (1, 2, 3)
 
-METRIC_NAMES = (
+TABLE2_METRICS = (
     "pairwise_accuracy",
     "spearman",
     "kendall_tau",
     "recall_at_1",
     "recall_at_2",
     "recall_at_3",
-    "pairwise_accuracy_macro",
-    "pairwise_accuracy_pooled",
 )
-"""Keys of :func:`compute_all`, in report order."""
+"""The published Table-2 columns, in order: the metrics with a main-table BCa interval."""
+
+METRIC_NAMES = (*TABLE2_METRICS, "pairwise_accuracy_macro", "pairwise_accuracy_pooled")
+"""Keys of :func:`compute_all`, in report order: the one list of metric names of this project."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 * :mod:`.labels`: taste classes, label validation, the ``Original Labels`` leakage audit.
 * :mod:`.baselines`: LightGBM / random-forest fingerprint baselines, :class:`FitResult`.
 * :mod:`.metrics`: accuracy, macro P/R/F1, OvR AUROC, vectorized BCa CIs, McNemar.
-* :mod:`.dmpnn`: chemprop D-MPNN training, the 12-config resumable grid, 300-d embeddings.
+* :mod:`.dmpnn`: chemprop D-MPNN training and 300-d embeddings; :mod:`.grid`: the 12-config
+  resumable grid and its registry.
 * :mod:`.embeddings`: fingerprint-derived embeddings and embedding tables.
 * :mod:`.foodatlas`: SMILES for FoodAtlas PubChem CIDs from the KGv2 seed.
 
@@ -14,17 +15,13 @@ Heavy imports (torch, lightning, chemprop) happen only inside the D-MPNN functio
 from warehouse.molecular.baselines import (
     FitResult,
     assert_no_leaky_inputs,
-    fit_results_frame,
     train_fingerprint_models,
 )
 from warehouse.molecular.dmpnn import (
     DMPNNConfig,
-    GridResult,
-    dmpnn_embedding,
     embed_dmpnn,
     grid_configs,
     load_dmpnn_fit,
-    run_grid,
     train_dmpnn,
 )
 from warehouse.molecular.embeddings import Embedding, embed_fingerprint, embedding_table
@@ -37,6 +34,7 @@ from warehouse.molecular.featurize import (
     fingerprint_matrix,
 )
 from warehouse.molecular.foodatlas import compound_smiles_from_foodatlas
+from warehouse.molecular.grid import GridResult, run_grid
 from warehouse.molecular.labels import (
     LABEL_COLUMN,
     LEAKY_COLUMN,
@@ -73,13 +71,11 @@ __all__ = [
     "classification_metrics",
     "compare_all",
     "compound_smiles_from_foodatlas",
-    "dmpnn_embedding",
     "embed_dmpnn",
     "embed_fingerprint",
     "embedding_table",
     "featurize",
     "fingerprint_matrix",
-    "fit_results_frame",
     "grid_configs",
     "keyword_leakage_baseline",
     "load_dmpnn_fit",

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from warehouse.molecular.featurize import (
     FINGERPRINT_COLUMNS,
@@ -262,12 +261,3 @@ def train_fingerprint_models(
             model=model,
         )
     return results
-
-
-def fit_results_frame(results: dict[str, FitResult], split: str = "test") -> pd.DataFrame:
-    """One row per model with fit_id, wall time and the split's point metrics."""
-    rows = [
-        {"model": n, "fit_id": r.fit_id, "wall_s": r.wall_s, **r.metrics(split)}
-        for n, r in results.items()
-    ]
-    return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(TASTE_CLASSES)}
 SMILES_COLUMN = "Canonicalized SMILES"
 LABEL_COLUMN = "Canonicalized Taste"
 LEAKY_COLUMN = "Original Labels"
-#: (``warehouse.staging.stage_fartdb_molecules`` names them smiles_file / taste_class /
+#: (``warehouse.molecular.staging.stage_fartdb_molecules`` names them smiles_file / taste_class /
 #: original_labels; the file's SMILES string is preferred over the RDKit-canonical one).
 _ALIASES: dict[str, tuple[str, ...]] = {
     SMILES_COLUMN: ("smiles_file", "canonicalized_smiles", "canonical_smiles", "smiles"),

@@ -301,7 +301,7 @@ def bca_classification(
 ) -> pd.DataFrame:
     """BCa 95% CIs of accuracy and the macro metrics.
 
-    Columns: metric, estimate, ci_low, ci_high, n_boot, n_boot_finite (replicates where the
+    Columns: metric, point, ci_lo, ci_hi, n_boot, n_boot_finite (replicates where the
     statistic is defined; the rest had a class missing, see the module docstring).
     """
     bm = bootstrap_metrics(y_true, y_pred, proba, n_boot=n_boot, seed=seed)
@@ -311,7 +311,7 @@ def bca_classification(
             est, lo, hi, nf = bm.interval(name)
             rows.append((name, est, lo, hi, n_boot, nf))
     return pd.DataFrame(
-        rows, columns=["metric", "estimate", "ci_low", "ci_high", "n_boot", "n_boot_finite"]
+        rows, columns=["metric", "point", "ci_lo", "ci_hi", "n_boot", "n_boot_finite"]
     )
 
 
@@ -320,7 +320,7 @@ def per_class_metrics(
 ) -> pd.DataFrame:
     """One row per taste class: support, precision, recall, F1, AUROC, each with BCa 95% CI.
 
-    Columns ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
+    Columns ``<metric>``, ``<metric>_ci_lo``, ``<metric>_ci_hi`` and
     ``<metric>_n_boot_finite``. Rare classes (umami: 6 test molecules) get honest, wide CIs.
     """
     bm = bootstrap_metrics(y_true, y_pred, proba, n_boot=n_boot, seed=seed)
@@ -334,8 +334,8 @@ def per_class_metrics(
             est, lo, hi, nf = bm.interval(name)
             rec |= {
                 metric: est,
-                f"{metric}_ci_low": lo,
-                f"{metric}_ci_high": hi,
+                f"{metric}_ci_lo": lo,
+                f"{metric}_ci_hi": hi,
                 f"{metric}_n_boot_finite": nf,
             }
         records.append(rec)

@@ -77,7 +77,9 @@ def product_labels_suite(file_name: str, model: str):
 def respondents_per_block(con) -> dict:
     """Suite parameters of the one-row-per-panelist-and-block marts: the expected row count of
     each (category, block) is that block's respondent count in ``marts.dim_blocks``."""
-    rows = con.sql("select category, block_id, n_respondents from marts.dim_blocks").fetchall()
+    rows = con.sql(
+        "select category, block_id, n_respondents from marts.dim_blocks order by 1, 2"
+    ).fetchall()
     return {"respondents_per_block": {f"{c}:{b}": int(n) for c, b, n in rows}}
 
 
@@ -100,7 +102,7 @@ def one_row_per_panelist_and_block():
 def benchmark_product_keys(con) -> dict:
     """Suite parameters of the one-row-per-benchmark-product marts: every ``product_key`` of
     ``marts.dim_products``."""
-    keys = con.sql("select product_key from marts.dim_products").fetchall()
+    keys = con.sql("select product_key from marts.dim_products order by 1").fetchall()
     return {"product_keys": [k for (k,) in keys]}
 
 

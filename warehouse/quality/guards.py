@@ -167,17 +167,17 @@ class GatedContext:
         }
         panelists = None
         if with_panelists:
-            from warehouse import benchmark
+            from warehouse.human import panelists as human_panelists
 
             dim = con.sql("select product_key, is_reference from marts.dim_products").df()
             ratings = con.sql(
                 "select category, respondent_id, product_code, product_key, similarity, "
                 "is_benchmark_year, is_benchmark_category from staging.stg_nectar__ratings"
             ).df()
-            rated = benchmark.benchmark_ratings(ratings, dim)
+            rated = human_panelists.benchmark_ratings(ratings, dim)
             if len(rated):
-                _, br = benchmark.blocks(rated)
-                panelists = benchmark.panelist_numbers(br)[
+                _, br = human_panelists.blocks(rated)
+                panelists = human_panelists.panelist_numbers(br)[
                     ["category", "block_id", "panelist_number", "respondent_id"]
                 ]
         return cls(

@@ -1,11 +1,12 @@
-"""Which warehouse tables are public, in one place (BENCHMARK.md §7, docs/quality.md).
+"""Public candidates: what a release would derive from gated marts, guarded before any release.
 
-A table is *public* when it may leave the gated area as it is. Everything else (raw, staging,
-intermediate and the gated marts below) carries raw product codes, respondent ids, brands, UPCs or
-per-product panel means and stays inside. The de-identification guards run on every public table
-and on the *public candidates*: frames the build derives from gated marts the way a release would
-publish them (public codes instead of raw codes, brand names rewritten), so that a leak in what a
-release could publish fails the build before anything is written out.
+A table is *public* when it may leave the gated area as it is; which tables are is declared in dbt
+(``meta.data_access``, read from the manifest by :mod:`warehouse.quality.governance`). Everything
+else (raw, staging, intermediate and the gated marts) carries raw product codes, respondent ids,
+brands, UPCs or per-product panel means and stays inside. The de-identification guards run on
+every public table and on the *public candidates*: frames the build derives from gated marts the
+way a release would publish them (public codes instead of raw codes, brand names rewritten), so
+that a leak in what a release could publish fails the build before anything is written out.
 """
 
 from __future__ import annotations
@@ -14,38 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-
-# Marts that are public as stored (schema.table). Changing this list is a release decision.
-PUBLIC_TABLES: tuple[str, ...] = (
-    "marts.dim_categories",
-    "marts.dim_blocks",
-    "marts.fct_panelist_block_accuracy",
-    "marts.agg_block_reliability",
-    "marts.agg_split_half_reliability",
-    "marts.agg_group_size_curve",
-    "marts.agg_human_baseline",
-    "marts.agg_model_metrics",
-    "marts.agg_model_metrics_per_category",
-    "marts.agg_model_comparisons",
-)
-
-# Marts that stay gated, and why (documentation; the guards do not read this).
-GATED_TABLES: dict[str, str] = {
-    "marts.dim_products": "raw product codes; cleaned_ingredients can name the brand",
-    "marts.fct_panel_means": "per-product panel means (the target) under raw codes",
-    "marts.fct_within_category_pairs": "raw codes and panel means of both sides",
-    "marts.fct_within_block_pairs": "raw codes and panel-mean differences",
-    "marts.fct_nutrition_per_100g": "raw product codes",
-    "marts.fct_block_products": "raw product codes",
-    "marts.fct_oof_predictions": (
-        "product_code/product_key columns (raw codes by our naming convention; the nine upstream "
-        "files are public already and are not re-released from here)"
-    ),
-    "marts.fct_block_respondents": (
-        "n_categories_rated is a quasi-identifier: a rare count (e.g. the one panelist who rated "
-        "18 categories) links one person across blocks"
-    ),
-}
 
 # Public code columns are named public_code or public_code_<suffix>; a column named product_code*
 # always holds raw codes (docs/quality.md).

@@ -213,7 +213,7 @@ def render(result: QualityResult, history: list[dict]) -> str:
             f"<li>{_e(c.name)} <span class='muted'>(candidate: {_e(c.description)})</span></li>"
         )
     parts.append("</ul><p>Gated (never released as stored):</p><ul>")
-    for t, why in pt.GATED_TABLES.items():
+    for t, why in result.gated_tables.items():
         parts.append(f"<li>{_e(t)} <span class='muted'>{_e(why)}</span></li>")
     parts.append("</ul>")
 

@@ -93,6 +93,7 @@ class QualityResult:
     history_path: Path | None = None
     table_written: bool = False
     public_tables: tuple[str, ...] = ()
+    gated_tables: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -517,6 +518,7 @@ def run_quality(
     write_table: bool = True,
     report_path: Path | None = None,
     history_path: Path | None = None,
+    manifest: Path,
     settings: Settings | None = None,
     trigger: str = "api",
     public_tables: Iterable[str] | None = None,
@@ -528,13 +530,15 @@ def run_quality(
     ``write_table``: write ``reports.rpt_data_quality`` into the file (opens it read-write; only
     the build does this, on its staging file). Otherwise the file is opened read-only.
     ``report_path`` / ``history_path``: where to write the HTML report and append the history line
-    (None: not written). ``public_tables`` overrides ``public_tables.PUBLIC_TABLES``.
+    (None: not written). ``manifest``: the dbt manifest of the run that built ``db_path``; the
+    public tables are the models it declares ``meta.data_access: public``
+    (:mod:`warehouse.quality.governance`) unless ``public_tables`` overrides them.
     ``published_as``: the path recorded in the result/history (the build validates its staging
     file, which is published under the live path).
     """
     import duckdb
 
-    from warehouse.quality import public_tables as pt
+    from warehouse.quality import governance
     from warehouse.quality.contracts import use_settings
 
     t0 = time.perf_counter()
@@ -542,7 +546,10 @@ def run_quality(
     db_path = Path(db_path)
     if not db_path.exists():
         raise QualityError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
-    tables = tuple(public_tables if public_tables is not None else pt.PUBLIC_TABLES)
+    access = governance.read_access(manifest)
+    tables = tuple(
+        public_tables if public_tables is not None else governance.public_relations(access)
+    )
     timings: dict[str, float] = {}
     con = duckdb.connect(str(db_path), read_only=not write_table)
     try:
@@ -570,6 +577,7 @@ def run_quality(
             trigger=trigger,
             suites=suites,
             public_tables=tables,
+            gated_tables=governance.gated_marts(access),
             timings=timings,
         )
         if write_table:

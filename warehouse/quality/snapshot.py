@@ -2,9 +2,10 @@
 incremental rebuild or a library upgrade changed no number.
 
 Each relation is read with its rows in a fixed order (sorted by the row's own text), hashed as a
-whole and column by column (columns taken by name, not position), so a comparison names the columns that differ. Columns that change on
-every build by design are left out and listed: timestamps (``_loaded_at``, ``run_at``), wall-clock
-durations (``*_wall_s``), run ids and absolute paths (the build folder's location is not content).
+whole and column by column (columns taken by name, not position), so a comparison names the
+columns that differ. Columns that change on every build by design are left out and listed:
+timestamps (``_loaded_at``, ``run_at``), wall-clock durations (``*_wall_s``), run ids and absolute
+paths (the build folder's location is not content).
 """
 
 from __future__ import annotations
@@ -81,7 +82,11 @@ def relation_hashes(db_path: Path, schemas: tuple[str, ...] | None = None) -> li
             n, whole, *per_col = con.execute(sql).fetchone()
             out.append(
                 RelationHash(
-                    f"{schema}.{table}", int(n), whole, dict(zip(kept, per_col, strict=True)), skipped
+                    f"{schema}.{table}",
+                    int(n),
+                    whole,
+                    dict(zip(kept, per_col, strict=True)),
+                    skipped,
                 )
             )
         return out

@@ -1,8 +1,7 @@
 """Pure derivations shared by ``export`` and ``verify``: everything a release publishes that can
 be recomputed from other released files (gold pairs from ranks, the human-baseline summary, the
-model metrics, the release audits). Metrics come from :mod:`warehouse.metrics` /
-:mod:`warehouse.metrics_marts` / :mod:`warehouse.evaluate` / :mod:`warehouse.human`; nothing is
-re-implemented here."""
+model metrics, the release audits). Metrics come from :mod:`warehouse.metrics`
+(:mod:`.tables`, :mod:`.scoring`) and :mod:`warehouse.human`; nothing is re-implemented here."""
 
 from __future__ import annotations
 
@@ -138,9 +137,10 @@ def human_summary(
 def oof_frame(
     public_files: Mapping[str, pd.DataFrame], fit_files: Mapping[str, pd.DataFrame]
 ) -> pd.DataFrame:
-    """The ``fct_oof_predictions`` columns :mod:`warehouse.metrics_marts` needs, from released
-    OOF tables: TasteBench files (keyed by tastebench_public_code; model id = file stem) and
-    warehouse fits (keyed by public_code; model id from the file)."""
+    """The ``fct_oof_predictions`` columns that
+    :func:`warehouse.metrics.tables.model_metrics_table` needs, from released OOF tables:
+    TasteBench files (keyed by tastebench_public_code; model id = file stem) and warehouse fits
+    (keyed by public_code; model id from the file)."""
     parts = []
     for stem, f in sorted(public_files.items()):
         parts.append(
@@ -176,9 +176,9 @@ def oof_frame(
 def model_metrics(
     oof: pd.DataFrame, tb_pairs: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = SEED
 ) -> pd.DataFrame:
-    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics_marts.model_metrics_table` on the
+    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` on the
     released OOF rows and the published gold pair file (original keying)."""
-    from warehouse.metrics_marts import model_metrics_table
+    from warehouse.metrics.tables import model_metrics_table
 
     pairs = pd.DataFrame(
         {
@@ -198,9 +198,9 @@ def release_audits(
     n_boot: int = N_BOOT,
     seed: int = SEED,
 ) -> pd.DataFrame:
-    """``metrics/release_audits.csv``: :func:`warehouse.evaluate.trivial_policies` on this
+    """``metrics/release_audits.csv``: :func:`warehouse.metrics.scoring.trivial_policies` on this
     release's analogs (public_code, true_rank) and gold pairs."""
-    from warehouse.evaluate import trivial_policies
+    from warehouse.metrics.scoring import trivial_policies
 
     analogs = products[products["true_rank"].notna()].sort_values(["category", "public_code"])
     pairs = pd.DataFrame(

@@ -7,7 +7,7 @@ again and serialized the same way (:mod:`warehouse.release.tables`), then compar
 ``benchmark/gold_pairs.csv`` (winners from ``products.csv`` true_rank, with the published sides),
 the counts of ``benchmark/categories.csv``, ``human_baseline/summary.csv`` (from the panelist rows,
 block reliability, split-half iterations and curve), ``metrics/model_metrics.csv`` (from the OOF
-files, :mod:`warehouse.metrics_marts`), ``metrics/release_audits.csv``. Plus consistency: the OOF
+files, :mod:`warehouse.metrics.tables`), ``metrics/release_audits.csv``. Plus consistency: the OOF
 files agree on each product's gold, warehouse-fit OOFs carry products.csv's true_rank, one
 data_origin.
 Tier 3 (outside this command): rebuild the warehouse and ``tastebench release`` again with the

@@ -282,10 +282,13 @@ def _sha256(path: Path) -> str:
 # ------------------------------------------------------------------------------ the bundle
 
 
-def _check_target(out_dir: Path) -> None:
+def check_target(out_dir: Path) -> None:
+    """Refuse an output folder that is a file, or a non-empty folder that is not a bundle."""
     if out_dir.exists():
         if not out_dir.is_dir():
-            raise SimulationError(f"{out_dir} exists and is not a folder; pick another --out")
+            raise SimulationError(
+                f"{out_dir} exists and is not a folder. Fix: name a new or empty folder."
+            )
         if any(out_dir.iterdir()) and not (out_dir / MANIFEST_FILE).exists():
             raise SimulationError(
                 f"{out_dir} is not empty and holds no {MANIFEST_FILE}: refusing to overwrite "
@@ -294,7 +297,7 @@ def _check_target(out_dir: Path) -> None:
 
 
 def _prepare_target(out_dir: Path) -> Path:
-    _check_target(out_dir)
+    check_target(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
     if tmp.exists():
@@ -329,7 +332,7 @@ def simulate_bundle(
         raise SimulationError(f"scale must be a positive integer, got {scale!r}")
     scale = int(scale)
     out_dir = Path(out_dir).resolve()
-    _check_target(out_dir)  # fail before the work, not after it
+    check_target(out_dir)  # fail before the work, not after it
     public = load_public(Path(public_dir))
     cats = build_categories(public, seed, scale)
     products = build_products(cats, public, seed)

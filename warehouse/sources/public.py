@@ -39,7 +39,7 @@ def _check_rows(key: str, path: Path, frame: pd.DataFrame) -> None:
         raise DataValidationError(
             str(path),
             f"{len(frame)} data rows, the registry pins {expected} for dataset '{key}'",
-            "restore the pinned file (its sha256 is in warehouse/registry/datasets.toml)",
+            "restore the pinned file (its sha256 is in warehouse/sources/datasets.toml)",
         )
 
 

@@ -1,4 +1,4 @@
-"""The pinned dataset registry (``warehouse/registry/datasets.toml``) and its resolver.
+"""The pinned dataset registry (``warehouse/sources/datasets.toml``) and its resolver.
 
 Each public dataset is pinned by upstream URL at a fixed commit, sha256 and row count. ``resolve``
 returns a local path: from the mirror directory when one is configured (``TASTEBENCH_DATA_MIRROR``),
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from warehouse.config import PACKAGE_DIR, Settings, load_settings
+from warehouse.config import Settings, load_settings
 from warehouse.errors import DatasetError, DatasetHashError
 
-REGISTRY_FILE = PACKAGE_DIR / "registry" / "datasets.toml"
+REGISTRY_FILE = Path(__file__).resolve().parent / "datasets.toml"
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def verify(dataset: Dataset, path: Path) -> Path:
             f"{path}: sha256 {actual} does not match the registry pin {dataset.sha256} for "
             f"dataset '{dataset.key}'. The file was changed or is a different version. Fix: "
             "replace it with the pinned file (see its PROVENANCE.md), or, if the new version is "
-            "intended, update warehouse/registry/datasets.toml in a reviewed commit."
+            "intended, update warehouse/sources/datasets.toml in a reviewed commit."
         )
     return path
 

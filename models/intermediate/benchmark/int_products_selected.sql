@@ -18,11 +18,13 @@ latest_row as (
 ),
 
 auto_labels as (
-    select * from {{ ref('stg_nectar__product_labels') }} where label_source = 'auto'
+    select * from {{ ref('stg_nectar__product_labels') }}
+    where label_source = 'auto'
 ),
 
 manual_labels as (
-    select * from {{ ref('stg_nectar__product_labels') }} where label_source = 'manual'
+    select * from {{ ref('stg_nectar__product_labels') }}
+    where label_source = 'manual'
 ),
 
 categories as (
@@ -39,7 +41,7 @@ select
     auto_labels.has_meat,
     auto_labels.has_dairy,
     auto_labels.is_reference as is_reference_label,
-    not (
+    not(
         (categories.domain = 'meat' and coalesce(auto_labels.has_meat, false))
         or (categories.domain = 'dairy' and coalesce(auto_labels.has_dairy, false))
     ) as is_analog,

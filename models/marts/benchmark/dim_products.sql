@@ -15,4 +15,7 @@ select
     n_ratings,
     data_origin
 from {{ ref('int_products_selected') }}
-where category in (select category from {{ ref('categories') }} where is_benchmark)
+where category in (
+    select categories.category from {{ ref('categories') }} as categories
+    where categories.is_benchmark
+)

@@ -3,46 +3,52 @@
 -- subset_distance_vector holds the product's subset columns (seeds/nutrition_subset_columns.csv)
 -- in column_order, for the distance baseline. has_implausible_label flags labels whose fat +
 -- carbohydrate + protein exceed the serving size by > 5% (the public competition file has 16).
+{%- set nutrients = [
+    ('total_fat_g', 'total_fat_g', 1), ('sodium_mg', 'sodium_g', 1000),
+    ('protein_g', 'protein_g', 1), ('dietary_fiber_g', 'dietary_fiber_g', 1),
+    ('total_carbohydrate_g', 'total_carbohydrate_g', 1), ('total_sugars_g', 'total_sugars_g', 1),
+] %}
+
 with latest as (
     select products.*
     from {{ ref('stg_nectar__products') }} as products
     inner join {{ ref('dim_products') }} as dim on products.product_key = dim.product_key
-    qualify row_number() over (partition by products.product_key order by product_year desc) = 1
+    qualify row_number() over (
+        partition by products.product_key order by products.product_year desc
+    ) = 1
 ),
 
 scaled as (
     select
+        {%- for label_column, out, unit in nutrients %}
+        case
+            when serving_size_g > 0 then {{ label_column }} / {{ unit }} / serving_size_g * 100
+        end as {{ out }}_per_100g_raw,
+        {%- endfor %}
         product_key,
         category,
         product_code,
         product_year,
         serving_size_g,
-        coalesce(serving_size_g, 0) > 0 as has_serving_size,
-        {% for col, unit in [('total_fat_g', 1), ('sodium_mg', 1000), ('protein_g', 1),
-                             ('dietary_fiber_g', 1), ('total_carbohydrate_g', 1),
-                             ('total_sugars_g', 1)] %}
-        {%- set out = col.replace('_mg', '_g') if unit == 1000 else col %}
-        case when serving_size_g > 0 then {{ col }} / {{ unit }} / serving_size_g * 100 end
-            as {{ out }}_per_100g_raw{{ "," if not loop.last }}
-        {% endfor %}
+        coalesce(serving_size_g, 0) > 0 as has_serving_size
     from latest
 ),
 
 imputed as (
     select
-        scaled.*,
-        {% for out in ['total_fat_g', 'sodium_g', 'protein_g', 'dietary_fiber_g',
-                       'total_carbohydrate_g', 'total_sugars_g'] %}
+        {%- for _, out, _ in nutrients %}
         coalesce({{ out }}_per_100g_raw, 0) as {{ out }}_per_100g,
-        {{ out }}_per_100g_raw is null as is_imputed_{{ out }}{{ "," if not loop.last }}
-        {% endfor %}
+        {{ out }}_per_100g_raw is null as is_imputed_{{ out }},
+        {%- endfor %}
+        scaled.*
     from scaled
 ),
 
 long_form as (
     unpivot imputed
-    on total_fat_g_per_100g, sodium_g_per_100g, protein_g_per_100g, dietary_fiber_g_per_100g,
-       total_carbohydrate_g_per_100g, total_sugars_g_per_100g
+    on
+    total_fat_g_per_100g, sodium_g_per_100g, protein_g_per_100g, dietary_fiber_g_per_100g,
+    total_carbohydrate_g_per_100g, total_sugars_g_per_100g
     into name nutrient_column value nutrient_value
 ),
 
@@ -54,8 +60,9 @@ vectors as (
     from long_form
     inner join {{ ref('categories') }} as categories on long_form.category = categories.category
     inner join {{ ref('nutrition_subset_columns') }} as subset_columns
-        on categories.subset = subset_columns.subset
-        and long_form.nutrient_column = subset_columns.nutrient_column
+        on
+            categories.subset = subset_columns.subset
+            and long_form.nutrient_column = subset_columns.nutrient_column
     group by long_form.product_key
 )
 
@@ -79,12 +86,15 @@ select
     imputed.is_imputed_dietary_fiber_g,
     imputed.is_imputed_total_carbohydrate_g,
     imputed.is_imputed_total_sugars_g,
-    (imputed.is_imputed_total_fat_g or imputed.is_imputed_sodium_g
+    (
+        imputed.is_imputed_total_fat_g or imputed.is_imputed_sodium_g
         or imputed.is_imputed_protein_g or imputed.is_imputed_dietary_fiber_g
-        or imputed.is_imputed_total_carbohydrate_g or imputed.is_imputed_total_sugars_g)
-        as has_imputed_values,
-    coalesce(latest.total_fat_g, 0) + coalesce(latest.total_carbohydrate_g, 0)
-        + coalesce(latest.protein_g, 0) > 1.05 * latest.serving_size_g as has_implausible_label,
+        or imputed.is_imputed_total_carbohydrate_g or imputed.is_imputed_total_sugars_g
+    ) as has_imputed_values,
+    (
+        coalesce(latest.total_fat_g, 0) + coalesce(latest.total_carbohydrate_g, 0)
+        + coalesce(latest.protein_g, 0)
+    ) > 1.05 * latest.serving_size_g as has_implausible_label,
     vectors.subset_distance_vector,
     dim.data_origin
 from imputed

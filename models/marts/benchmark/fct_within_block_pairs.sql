@@ -1,11 +1,14 @@
 -- Analog pairs inside each block (a product in two blocks counts in both), gold from the full
 -- panel mean; the scope of the within-block accuracy metric (BENCHMARK.md §4).
 with block_analogs as (
-    select block_products.*, means.panel_mean
+    select
+        block_products.*,
+        means.panel_mean
     from {{ ref('fct_block_products') }} as block_products
     inner join {{ ref('fct_panel_means') }} as means
-        on block_products.category = means.category
-        and block_products.product_code = means.product_code
+        on
+            block_products.category = means.category
+            and block_products.product_code = means.product_code
     where not block_products.is_reference
 )
 

@@ -1,7 +1,8 @@
 -- Every within-category analog pair (C(n_c, 2) per category) with the gold winner; a pair is tied
 -- when |difference of panel means| < var('tie_tolerance') (1e-10).
 with analogs as (
-    select * from {{ ref('fct_panel_means') }} where is_analog
+    select * from {{ ref('fct_panel_means') }}
+    where is_analog
 )
 
 select

@@ -2,13 +2,13 @@
 policies (is_trivial_policy); main-table BCa (BENCHMARK.md §4), the numbers of `tastebench
 evaluate` on the same files."""
 
-from warehouse.metrics_marts import model_metrics_table
+from warehouse.metrics import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table", n_boot=10000, seed=42)
-    oof = dbt.ref("fct_oof_predictions").df()
-    pairs = dbt.ref("stg_tastebench__gold_pairs").df()
-    return model_metrics_table(
+    oof = dbt.ref("fct_oof_predictions").pl()
+    pairs = dbt.ref("stg_tastebench__gold_pairs").pl()
+    return marts.agg_model_metrics(
         oof, pairs, n_boot=int(dbt.config.get("n_boot")), seed=int(dbt.config.get("seed"))
     )

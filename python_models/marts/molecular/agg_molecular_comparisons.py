@@ -1,8 +1,9 @@
 """McNemar test between every pair of molecular models (Holm-corrected)."""
 
-from warehouse import molecular_marts
+from warehouse.molecular import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return molecular_marts.comparisons_table(dbt.ref("fct_molecular_predictions").df())
+    predictions = dbt.ref("fct_molecular_predictions").pl()
+    return marts.agg_molecular_comparisons(predictions)

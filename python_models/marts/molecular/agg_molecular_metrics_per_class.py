@@ -1,9 +1,9 @@
 """Per-class precision, recall, F1, AUROC with BCa 95% CIs (umami: 6 test molecules)."""
 
-from warehouse import molecular_marts
+from warehouse.molecular import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table", n_boot=10000)
-    preds = dbt.ref("fct_molecular_predictions").df()
-    return molecular_marts.per_class_table(preds, n_boot=int(dbt.config.get("n_boot")))
+    predictions = dbt.ref("fct_molecular_predictions").pl()
+    return marts.agg_molecular_metrics_per_class(predictions, n_boot=int(dbt.config.get("n_boot")))

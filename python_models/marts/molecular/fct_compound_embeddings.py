@@ -1,10 +1,10 @@
 """Compound embeddings per canonical SMILES and encoder (fingerprint-derived; D-MPNN when fit)."""
 
-from warehouse import molecular_marts
+from warehouse.molecular import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return molecular_marts.compound_embeddings(
-        dbt.ref("int_molecules_featurized").df(), dbt.ref("stg_fartdb__molecules").df()
-    )
+    featurized = dbt.ref("int_molecules_featurized").pl()
+    molecules = dbt.ref("stg_fartdb__molecules").pl()
+    return marts.fct_compound_embeddings(featurized, molecules)

@@ -1,10 +1,10 @@
 """Test-split predictions of every registered fit, plus the Original-Labels leakage audit."""
 
-from warehouse import molecular_marts
+from warehouse.molecular import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    return molecular_marts.predictions(
-        dbt.ref("stg_fartdb__molecules").df(), dbt.ref("dim_ml_fits").df(), split="test"
-    )
+    molecules = dbt.ref("stg_fartdb__molecules").pl()
+    fits = dbt.ref("dim_ml_fits").pl()
+    return marts.fct_molecular_predictions(molecules, fits)

@@ -1,9 +1,9 @@
 """FartDB molecules with RDKit-canonical SMILES (a Python model: RDKit is not available in SQL)."""
 
-from warehouse.staging import stage_fartdb_molecules
+from warehouse.molecular import marts
 
 
 def model(dbt, session):
     dbt.config(materialized="table")
-    raw = dbt.source("fartdb", "fartdb_molecules").df()
-    return stage_fartdb_molecules(raw)
+    raw = dbt.source("fartdb", "fartdb_molecules").pl()
+    return marts.stg_fartdb__molecules(raw)

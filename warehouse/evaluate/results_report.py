@@ -18,16 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 from warehouse.errors import WarehouseError
+from warehouse.metrics.core import METRIC_NAMES, TABLE2_METRICS
 
-TABLE2 = (
-    "pairwise_accuracy",
-    "spearman",
-    "kendall_tau",
-    "recall_at_1",
-    "recall_at_2",
-    "recall_at_3",
-)
-EXTRA = ("pairwise_accuracy_macro", "pairwise_accuracy_pooled")
+TABLE2 = TABLE2_METRICS
+EXTRA = tuple(m for m in METRIC_NAMES if m not in TABLE2_METRICS)
 LABELS = {
     "pairwise_accuracy": "Pairwise acc.",
     "spearman": "Spearman &rho;",

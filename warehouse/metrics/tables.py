@@ -1,6 +1,7 @@
-"""Frames of the metrics marts (``agg_model_metrics``, ``agg_model_metrics_per_category``,
-``agg_model_comparisons``), built from ``fct_oof_predictions`` with the engine of
-:mod:`warehouse.evaluate` (the same numbers ``tastebench evaluate`` prints for the same files).
+"""Metric tables of out-of-fold predictions (``agg_model_metrics``,
+``agg_model_metrics_per_category``, ``agg_model_comparisons`` and the release's metric files),
+built with the scoring engine of :mod:`warehouse.metrics.scoring` (the same numbers
+``tastebench evaluate`` prints for the same files).
 
 Input ``oof``: one row per (model, product) with ``model_id, category, product_code,
 gold_value, predicted_score, source, data_origin``. Each model is scored on its own rows in
@@ -14,14 +15,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from warehouse.evaluate import (
+from .bootstrap import BOOT_METRICS
+from .core import METRIC_NAMES
+from .policies import random_policy_expected
+from .scoring import (
     compare_pair_tables,
     pair_table,
     score_model,
     score_per_category,
     trivial_policies,
 )
-from warehouse.metrics import BOOT_METRICS, METRIC_NAMES, random_policy_expected
 
 PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"

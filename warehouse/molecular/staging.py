@@ -1,4 +1,5 @@
-"""Library code behind the staging-layer dbt Python models (kept thin in python_models/)."""
+"""FartDB staging: RDKit-canonical molecules (``stg_fartdb__molecules``) and the per-split frames
+every fit is trained and scored on, in split-file order."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import pandas as pd
 from rdkit import rdBase
 
 from warehouse.errors import DataValidationError
+from warehouse.molecular.baselines import SPLITS
+from warehouse.molecular.labels import LABEL_COLUMN, SMILES_COLUMN
 
 
 def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
@@ -52,3 +55,26 @@ def stage_fartdb_molecules(raw: pd.DataFrame) -> pd.DataFrame:
             "data_origin": raw["data_origin"],
         }
     )
+
+
+def split_rows(molecules: pd.DataFrame, split: str) -> pd.DataFrame:
+    """One split of stg_fartdb__molecules in split-file order (``file_row_number``), the order
+    every fit's per-split arrays follow."""
+    return molecules[molecules["split"] == split].sort_values("file_row_number", kind="stable")
+
+
+def split_frames(molecules: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """stg_fartdb__molecules -> per split, in the library's column names (SMILES + class only;
+    ``original_labels`` never reaches a model), in split-file order."""
+    out = {}
+    for split in SPLITS:
+        part = split_rows(molecules, split)
+        out[split] = pd.DataFrame(
+            {
+                "molecule_row_key": part["molecule_row_key"].to_numpy(),
+                "file_row_number": part["file_row_number"].to_numpy(),
+                SMILES_COLUMN: part["canonical_smiles"].to_numpy(),
+                LABEL_COLUMN: part["taste_class"].to_numpy(),
+            }
+        )
+    return out

@@ -1,0 +1,118 @@
+"""The JSON contract of ``tastebench evaluate`` (docs/evaluate.md) as a checkable shape."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from warehouse.metrics.core import METRIC_NAMES
+from warehouse.metrics.scoring import POLICY_DESCRIPTIONS
+
+SCHEMA_VERSION = 1
+
+_INTERVAL = {"point": "num?", "ci_lo": "num?", "ci_hi": "num?"}
+_SHAPE: dict[str, object] = {
+    "schema_version": "int",
+    "gold": ("file", "warehouse"),
+    "data_origin": "str",
+    "bootstrap": {"n_boot": "int", "seed": "int"},
+    "models": [
+        {
+            "name": "str",
+            "n_products": "int",
+            "n_pairs": "int",
+            "coverage": "num",
+            "missing_products": [{"category": "str", "product_code": "any"}],
+            "metrics": dict.fromkeys(METRIC_NAMES, _INTERVAL),
+            "per_category": {
+                "*": {"n_products": "int", "n_pairs": "int", "pairwise_accuracy": _INTERVAL}
+            },
+            "slices": {"delta_quintiles": {"delta_of": "str", "bins": "list"}},
+        }
+    ],
+    "comparisons": [
+        {
+            "model_a": "str",
+            "model_b": "str",
+            "n_pairs": "int",
+            "diff": "num?",
+            "ci_lo": "num?",
+            "ci_hi": "num?",
+            "p_value": "num?",
+            "p_holm": "num?",
+            "is_resolved": "bool",
+        }
+    ],
+    "trivial_policies": [
+        {
+            "name": tuple(POLICY_DESCRIPTIONS),
+            "ci_method": "str",
+            "metrics": {"*": {**_INTERVAL, "chance": "num?", "beats_chance": "bool"}},
+            "beats_chance": "bool",
+            "differs_from_chance": "bool",
+            "flagged_metrics": "list",
+        }
+    ],
+    "notes": "list",
+}
+
+
+def _check(value: object, spec: object, where: str) -> None:
+    def fail(msg: str) -> None:
+        raise ValueError(f"{where}: {msg}")
+
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            fail(f"expected an object, got {type(value).__name__}")
+        if "*" in spec:
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    fail(f"key {k!r} is not a string")
+                _check(v, spec["*"], f"{where}.{k}")
+            return
+        for k, sub in spec.items():
+            if k not in value:
+                fail(f"missing key '{k}'")
+            _check(value[k], sub, f"{where}.{k}")
+    elif isinstance(spec, list):
+        if not isinstance(value, list):
+            fail(f"expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            _check(item, spec[0], f"{where}[{i}]")
+    elif isinstance(spec, tuple):
+        if value not in spec:
+            fail(f"{value!r} not one of {spec}")
+    elif spec == "any":
+        return
+    else:
+        optional = spec.endswith("?")
+        kind = spec.rstrip("?")
+        if value is None:
+            if not optional:
+                fail("null not allowed")
+            return
+        ok = {
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "num": isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value),
+            "str": isinstance(value, str),
+            "bool": isinstance(value, bool),
+            "list": isinstance(value, list),
+        }[kind]
+        if not ok:
+            fail(f"expected {kind}, got {value!r}")
+
+
+def check_result_shape(result: Mapping[str, object]) -> None:
+    """Raise ``ValueError`` (with the JSON path) unless ``result`` follows the documented
+    contract (docs/evaluate.md). Extra keys are allowed; listed keys and their types are not
+    optional (``num?`` fields may be null)."""
+    _check(result, _SHAPE, "$")
+    names = [m["name"] for m in result["models"]]
+    expected = {(a, b) for i, a in enumerate(names) for b in names[i + 1 :]}
+    got = {(c["model_a"], c["model_b"]) for c in result["comparisons"]}
+    if got != expected:
+        raise ValueError(
+            f"$.comparisons: expected every model pair {sorted(expected)}, got {sorted(got)}"
+        )

@@ -1,0 +1,408 @@
+"""``tastebench evaluate``: prediction files -> checked frames -> the JSON contract of
+docs/evaluate.md. Scoring itself is :mod:`warehouse.metrics.scoring`; this module reads files,
+matches them to the gold (the public files' ``true_rank`` or the built warehouse's panel means) and
+assembles the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from warehouse.errors import DataValidationError, WarehouseError
+from warehouse.evaluate.contract import SCHEMA_VERSION
+from warehouse.metrics.scoring import (
+    ALPHA,
+    MAIN_VARIANT,
+    PER_CATEGORY_VARIANT,
+    calibration,
+    clear_slice,
+    compare_pair_tables,
+    delta_slice,
+    interval,
+    json_float,
+    pair_table,
+    score_model,
+    score_per_category,
+    trivial_policies,
+    welch_clear_pairs,
+)
+from warehouse.metrics.validate import normalize_code, validate_predictions
+
+GOLD_MODES = ("file", "warehouse")
+GOLD_COLUMNS = ("true_rank", "true_score")
+REQUIRED_COLUMNS = ("category", "product_code", "predicted_score")
+
+
+@dataclass
+class PredictionFile:
+    """One prediction file, read and structurally checked (not yet matched to the gold)."""
+
+    name: str
+    path: Path
+    frame: pd.DataFrame
+    gold_column: str | None
+    has_confidence: bool
+
+
+def load_predictions(path: str | Path) -> PredictionFile:
+    """Read a prediction CSV (``category, product_code, predicted_score``; extra columns kept).
+
+    The gold column is ``true_rank`` if present, else ``true_score``, else none. Raises
+    :class:`DataValidationError` naming the file (and column) when it cannot be read or lacks a
+    required column. Values are checked later, against the known products
+    (:func:`evaluate_files` via :func:`warehouse.metrics.validate_predictions`).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataValidationError(str(path), "file not found", "give the path of a CSV file")
+    try:
+        frame = pd.read_csv(path, dtype={"category": str, "product_code": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataValidationError(
+            str(path),
+            f"not a readable CSV ({' '.join(str(exc).split())})",
+            "save the predictions as UTF-8 CSV",
+        ) from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    for col in REQUIRED_COLUMNS:
+        if col not in frame.columns:
+            raise DataValidationError(
+                str(path),
+                f"missing column '{col}' (has {list(frame.columns)})",
+                "prediction files need the columns category, product_code, predicted_score",
+                column=col,
+            )
+    gold_column = next((c for c in GOLD_COLUMNS if c in frame.columns), None)
+    return PredictionFile(
+        name=path.stem,
+        path=path,
+        frame=frame,
+        gold_column=gold_column,
+        has_confidence="confidence" in frame.columns,
+    )
+
+
+@dataclass
+class Reference:
+    """What predictions are scored against.
+
+    ``known``: ``category, product_code`` (normalized) and, for the warehouse, ``gold``;
+    ``gold_pairs``: the gold pair file for the position audit; ``rating_stats``: per-product
+    rating mean/var/n (warehouse only) for the Welch slice; ``public_gold``: ``(category,
+    code) -> true_rank`` of the public files (file mode), to name the data origin.
+    """
+
+    mode: str
+    known: pd.DataFrame
+    data_origin: str
+    gold_pairs: pd.DataFrame | None
+    pair_file: str
+    rating_stats: pd.DataFrame | None = None
+    public_gold: dict = field(default_factory=dict)
+
+
+def _public_reference(settings) -> Reference:
+    from warehouse.sources import registry
+    from warehouse.sources.public import read_oof_predictions
+
+    oof = read_oof_predictions(settings)[0].frame
+    known = (
+        oof[["category", "product_code", "true_rank"]]
+        .drop_duplicates(["category", "product_code"])
+        .reset_index(drop=True)
+    )
+    known["product_code"] = [normalize_code(c) for c in known["product_code"]]
+    pairs_path = registry.resolve("tastebench_gold_pairs", settings)
+    pairs = pd.read_csv(pairs_path)
+    public_gold = {
+        (str(c), p): float(g)
+        for c, p, g in known[["category", "product_code", "true_rank"]].itertuples(index=False)
+    }
+    return Reference(
+        mode="file",
+        known=known[["category", "product_code"]],
+        data_origin="tastebench_public",
+        gold_pairs=pairs,
+        pair_file=str(pairs_path),
+        public_gold=public_gold,
+    )
+
+
+def _warehouse_reference(db_path: Path) -> Reference:
+    import duckdb
+
+    if not db_path.exists():
+        raise WarehouseError(
+            f"no warehouse at {db_path}. Fix: run `tastebench build` (or `make build`) first, "
+            "pass --db, or score against the files' own gold with --gold file."
+        )
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        try:
+            known = con.sql(
+                "select category, product_code, panel_mean as gold, data_origin "
+                "from marts.fct_panel_means where is_analog order by category, product_code"
+            ).df()
+        except duckdb.CatalogException as exc:
+            raise WarehouseError(
+                f"{db_path} has no marts.fct_panel_means ({exc}). Fix: rebuild the warehouse."
+            ) from exc
+        rating_stats = con.sql(
+            "select category, product_code, avg(similarity) as mean, "
+            "var_samp(similarity) as var, count(similarity) as n "
+            "from staging.stg_nectar__ratings "
+            "where is_benchmark_category and is_benchmark_year and similarity is not null "
+            "group by category, product_code"
+        ).df()
+        pairs = con.sql(
+            "select pair_id, category, product_code_1, product_code_2, "
+            "winner_product_code as higher_rated_product from staging.stg_tastebench__gold_pairs"
+        ).df()
+    finally:
+        con.close()
+    if known.empty:
+        raise WarehouseError(f"{db_path}: marts.fct_panel_means has no analogs to score against.")
+    known["product_code"] = [normalize_code(c) for c in known["product_code"]]
+    origins = sorted(known["data_origin"].dropna().unique())
+    return Reference(
+        mode="warehouse",
+        known=known[["category", "product_code", "gold"]],
+        data_origin=origins[0] if len(origins) == 1 else "|".join(origins),
+        gold_pairs=pairs,
+        pair_file=f"{db_path}: staging.stg_tastebench__gold_pairs",
+        rating_stats=rating_stats,
+    )
+
+
+def resolve_gold_mode(gold: str | None, files: Sequence[PredictionFile]) -> str:
+    """``gold`` as given, or the default: ``file`` when every file carries a gold column."""
+    if gold is None:
+        return "file" if all(f.gold_column for f in files) else "warehouse"
+    if gold not in GOLD_MODES:
+        raise WarehouseError(f"unknown gold {gold!r}. Fix: use --gold file or --gold warehouse.")
+    if gold == "file":
+        for f in files:
+            if f.gold_column is None:
+                raise DataValidationError(
+                    str(f.path),
+                    "--gold file but the file has no gold column",
+                    "add true_rank (or true_score), or use --gold warehouse",
+                    column="true_rank",
+                )
+    return gold
+
+
+def load_reference(mode: str, db_path: Path | None = None, settings=None) -> Reference:
+    """The known products and gold for ``mode`` (see :class:`Reference`)."""
+    from warehouse.config import load_settings
+
+    settings = settings or load_settings(db_path=db_path)
+    if mode == "file":
+        return _public_reference(settings)
+    return _warehouse_reference(Path(db_path) if db_path else settings.db_path)
+
+
+def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pd.DataFrame, dict]:
+    """Validate ``f`` against the reference; return the rows to score and the coverage record."""
+    cov = validate_predictions(
+        f.frame,
+        ref.known,
+        source=str(f.path),
+        gold_column=f.gold_column if ref.mode == "file" else None,
+    )
+    df = pd.DataFrame(
+        {
+            "category": f.frame["category"].astype(str).to_numpy(),
+            "product_code": [normalize_code(c) for c in f.frame["product_code"]],
+            "pred": pd.to_numeric(f.frame["predicted_score"]).to_numpy(dtype=np.float64),
+        }
+    )
+    if ref.mode == "file":
+        df["gold"] = pd.to_numeric(f.frame[f.gold_column]).to_numpy(dtype=np.float64)
+    else:
+        gold = ref.known.set_index(["category", "product_code"])["gold"]
+        df["gold"] = [gold[(c, p)] for c, p in zip(df["category"], df["product_code"], strict=True)]
+    if f.has_confidence:
+        raw = f.frame["confidence"]
+        conf = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(conf) | (conf < 0) | (conf > 1))
+        if bad.size:
+            raise DataValidationError(
+                str(f.path),
+                f"confidence {raw.iloc[bad[0]]!r} is not a number in [0, 1]",
+                "give every row a confidence between 0 and 1 (or drop the column)",
+                row=int(bad[0]) + 2,
+                column="confidence",
+            )
+        df["confidence"] = conf
+    coverage = {
+        "n_expected": cov.n_expected,
+        "n_present": cov.n_present,
+        "coverage": json_float(cov.coverage),
+        "missing_products": [{"category": c, "product_code": p} for c, p in cov.missing],
+    }
+    return df, coverage
+
+
+def evaluate_files(
+    paths: Sequence[str | Path],
+    gold: str | None = None,
+    n_boot: int = 10000,
+    seed: int = 42,
+    db_path: str | Path | None = None,
+    *,
+    settings=None,
+    alpha: float = ALPHA,
+) -> dict[str, object]:
+    """Score prediction files; return the JSON contract of docs/evaluate.md.
+
+    ``gold``: ``"file"`` (each file's ``true_rank``/``true_score``; known products = the public
+    out-of-fold product set), ``"warehouse"`` (``marts.fct_panel_means`` of the DuckDB file at
+    ``db_path``, opened read-only) or None (``file`` when every file has a gold column).
+    Products missing from a file are reported as coverage (never dropped silently); the file is
+    scored on the products it covers.
+    """
+    if not paths:
+        raise WarehouseError("no prediction files given. Fix: pass one or more CSV paths.")
+    files = [load_predictions(p) for p in paths]
+    seen: dict[str, Path] = {}
+    for f in files:
+        if f.name in seen:
+            raise WarehouseError(
+                f"{seen[f.name]} and {f.path} share the name '{f.name}' (models are named by "
+                "file stem). Fix: rename one of them."
+            )
+        seen[f.name] = f.path
+    mode = resolve_gold_mode(gold, files)
+    ref = load_reference(mode, Path(db_path) if db_path else None, settings)
+
+    models, tables, frames = [], {}, {}
+    notes: list[str] = []
+    for f in files:
+        df, coverage = _scored_frame(f, ref)
+        frames[f.name] = df
+        score = score_model(
+            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, alpha=alpha
+        )
+        per_cat = score_per_category(
+            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, all_metrics=False
+        )
+        pairs = pair_table(df["category"], df["product_code"], df["gold"], df["pred"])
+        tables[f.name] = pairs
+        delta_of = "panel_mean" if mode == "warehouse" else f.gold_column
+        slices: dict[str, object] = {"delta_quintiles": delta_slice(pairs, delta_of)}
+        if ref.rating_stats is not None:
+            slices["clear_vs_ambiguous"] = clear_slice(
+                pairs, welch_clear_pairs(ref.rating_stats, pairs)
+            )
+            slices["clear_vs_ambiguous_note"] = (
+                "clear = Welch t-test on the two products' 2025/2026 similarity ratings, p < .05"
+            )
+        else:
+            slices["clear_vs_ambiguous"] = None
+            slices["clear_vs_ambiguous_note"] = (
+                "needs the warehouse's ratings: run with --gold warehouse (a gold file carries "
+                "only ranks/scores, no ratings)"
+            )
+        calib = None
+        if f.has_confidence:
+            conf = {
+                (c, p): v
+                for c, p, v in zip(
+                    df["category"], df["product_code"], df["confidence"], strict=True
+                )
+            }
+            calib = calibration(pairs, conf)
+        if coverage["coverage"] is not None and coverage["coverage"] < 1:
+            notes.append(
+                f"{f.name}: covers {coverage['n_present']} of {coverage['n_expected']} products "
+                f"(coverage {coverage['coverage']:.3f}); scored on the covered products only"
+            )
+        models.append(
+            {
+                "name": f.name,
+                "source_file": str(f.path),
+                "gold_column": "panel_mean" if mode == "warehouse" else f.gold_column,
+                "n_products": score["n_products"],
+                "n_pairs": score["n_pairs"],
+                "coverage": coverage["coverage"],
+                "n_expected_products": coverage["n_expected"],
+                "missing_products": coverage["missing_products"],
+                "metrics": score["metrics"],
+                "per_category": {
+                    r["category"]: {
+                        "n_products": int(r["n_products"]),
+                        "n_pairs": int(r["n_pairs"]),
+                        "pairwise_accuracy": interval(
+                            r["pairwise_accuracy"], r["ci_lo"], r["ci_hi"]
+                        ),
+                    }
+                    for r in per_cat.to_dict("records")
+                },
+                "slices": slices,
+                "calibration": calib,
+            }
+        )
+
+    comparisons = compare_pair_tables(
+        tables, n_boot=n_boot, seed=seed, alpha=alpha, sources={f.name: str(f.path) for f in files}
+    )
+
+    if mode == "warehouse":
+        pol = ref.known
+        pol_cat, pol_code, pol_gold = pol["category"], pol["product_code"], pol["gold"]
+        policy_scope = "all analogs of marts.fct_panel_means"
+        data_origin = ref.data_origin
+    else:
+        first = frames[files[0].name]
+        pol_cat, pol_code, pol_gold = first["category"], first["product_code"], first["gold"]
+        policy_scope = f"the products and gold of {files[0].name}"
+        data_origin = "tastebench_public" if _is_public_gold(frames, ref) else "prediction_file"
+    policies = trivial_policies(
+        pol_cat,
+        pol_code,
+        pol_gold,
+        ref.gold_pairs,
+        n_boot=n_boot,
+        seed=seed,
+        pair_file=ref.pair_file,
+    )
+    for p in policies:
+        if p["name"] != "slot1_wins":
+            p["scope"] = policy_scope
+    if data_origin == "simulation":
+        notes.append(
+            "gold comes from SIMULATED NECTAR ratings (data_origin = simulation): these numbers "
+            "are not real results"
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "gold": mode,
+        "data_origin": data_origin,
+        "bootstrap": {
+            "n_boot": int(n_boot),
+            "seed": int(seed),
+            "alpha": alpha,
+            "main_table": MAIN_VARIANT,
+            "per_category": PER_CATEGORY_VARIANT,
+        },
+        "models": models,
+        "comparisons": comparisons,
+        "trivial_policies": policies,
+        "notes": notes,
+    }
+
+
+def _is_public_gold(frames: Mapping[str, pd.DataFrame], ref: Reference) -> bool:
+    if not ref.public_gold:
+        return False
+    for df in frames.values():
+        for c, p, g in zip(df["category"], df["product_code"], df["gold"], strict=True):
+            if ref.public_gold.get((c, p)) != g:
+                return False
+    return True

@@ -1,0 +1,490 @@
+"""The scoring engine: one model's metrics with intervals, per-category figures, per-pair credits
+and paired comparisons, trivial policies, difficulty slices and calibration (BENCHMARK.md section
+4). ``tastebench evaluate`` (:mod:`warehouse.evaluate`), the metrics marts
+(:mod:`warehouse.metrics.marts`) and the release all score through these functions, so the same
+files give the same numbers everywhere.
+
+Every metric comes from :mod:`warehouse.metrics.core`; intervals from
+:mod:`warehouse.metrics.bootstrap`. The bootstrap replicates of a model are computed once (one
+:func:`~warehouse.metrics.bootstrap.bca_ci` call for the six Table-2 metrics; the macro interval
+reuses the same cached draws).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from warehouse.errors import DataValidationError
+
+from .bootstrap import bca_ci, bca_ci_per_category, bca_macro_interval, single_thread_blas
+from .compare import compare_models, holm
+from .core import (
+    METRIC_NAMES,
+    TIE_EPS,
+    as_category_array,
+    compute_all,
+    pairwise_credits,
+    per_category_metrics,
+    per_category_pairwise,
+)
+from .policies import lower_code_wins, random_policy_expected, slot1_wins_accuracy
+from .slices import (
+    accuracy_by_delta_quintile,
+    accuracy_clear_vs_ambiguous,
+    expected_calibration_error,
+)
+from .validate import normalize_code
+
+ALPHA = 0.05
+ECE_BINS = 10
+CLEAR_P = 0.05
+MAIN_VARIANT = (
+    "BENCHMARK.md section 4 main-table BCa: canonical (category, gold, prediction) order, one "
+    "default_rng(seed), draws replicate by replicate and category by sorted category, jackknife "
+    "over all products, strict z0 clipped to [1e-10, 1-1e-10], numpy.percentile (linear)"
+)
+PER_CATEGORY_VARIANT = (
+    "BENCHMARK.md section 4 per-category BCa: fresh default_rng(seed) per category, "
+    "integers(0, n_c, (n_boot, n_c)), jackknife over the category's products, mid-rank z0"
+)
+POLICY_DESCRIPTIONS = {
+    "random": "uniformly random ranking (analytical expectation)",
+    "slot1_wins": "first listed product wins on the gold pair file (position audit)",
+    "lower_code_wins": "the lower product code wins (code-leak audit)",
+}
+
+
+def json_float(value: object) -> float | None:
+    """JSON-safe float: NaN/inf -> None."""
+    if value is None:
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def interval(point: object, lo: object = None, hi: object = None) -> dict[str, float | None]:
+    return {"point": json_float(point), "ci_lo": json_float(lo), "ci_hi": json_float(hi)}
+
+
+def score_model(
+    category: object,
+    gold: object,
+    pred: object,
+    *,
+    n_boot: int = 10000,
+    seed: int = 42,
+    alpha: float = ALPHA,
+) -> dict[str, object]:
+    """The eight metrics of one model with their intervals.
+
+    Points: :func:`warehouse.metrics.compute_all` on the rows in the given order. Intervals:
+    main-table BCa (:func:`warehouse.metrics.bca_ci`) for the six Table-2 metrics, the same
+    draws for the macro accuracy (:func:`_macro_interval`), none for partial pooling.
+    Returns ``{"n_products", "n_pairs", "metrics": {metric: {point, ci_lo, ci_hi}}}``.
+    """
+    cat = as_category_array(category)
+    g = np.asarray(gold, dtype=np.float64)
+    p = np.asarray(pred, dtype=np.float64)
+    points = compute_all(cat, g, p)
+    with single_thread_blas():
+        cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
+        macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
+    metrics = {}
+    for name in METRIC_NAMES:
+        if name in cis:
+            metrics[name] = interval(points[name], cis[name][1], cis[name][2])
+        elif name == "pairwise_accuracy_macro":
+            metrics[name] = interval(points[name], *macro)
+        else:
+            metrics[name] = interval(points[name])
+    _, sizes = np.unique(cat.astype(str), return_counts=True)
+    return {
+        "n_products": len(cat),
+        "n_pairs": int((sizes * (sizes - 1) // 2).sum()),
+        "metrics": metrics,
+    }
+
+
+def score_per_category(
+    category: object,
+    gold: object,
+    pred: object,
+    *,
+    n_boot: int = 10000,
+    seed: int = 42,
+    all_metrics: bool = True,
+) -> pd.DataFrame:
+    """Per-category points joined with the per-category BCa interval of pairwise accuracy
+    (:func:`warehouse.metrics.bca_ci_per_category`).
+
+    Points: :func:`warehouse.metrics.per_category_metrics` (every metric) or, with
+    ``all_metrics=False``, only :func:`warehouse.metrics.per_category_pairwise` (no scipy rank
+    correlations: what ``evaluate`` reports). Columns: ``category, n_products, n_pairs,
+    pairwise_accuracy, ci_lo, ci_hi`` (+ ``spearman, kendall_tau, recall_at_1..3``).
+    """
+    if all_metrics:
+        points = per_category_metrics(category, gold, pred)
+    else:
+        points = per_category_pairwise(category, gold, pred)
+        points = points.rename(columns={"accuracy": "pairwise_accuracy"}).drop(columns="credit")
+    cis = bca_ci_per_category(category, gold, pred, n_boot=n_boot, seed=seed)
+    out = points.merge(cis[["category", "ci_lo", "ci_hi"]], on="category", how="left")
+    out.loc[out["n_pairs"] == 0, "pairwise_accuracy"] = np.nan
+    cols = ["category", "n_products", "n_pairs", "pairwise_accuracy", "ci_lo", "ci_hi"]
+    return out[cols + [c for c in out.columns if c not in cols]]
+
+
+def _code_sort_key(code: object) -> tuple[int, object]:
+    return (0, code) if isinstance(code, int) else (1, str(code))
+
+
+def pair_table(category: object, product_code: object, gold: object, pred: object) -> pd.DataFrame:
+    """Per-pair credits keyed independently of row order.
+
+    One row per within-category pair (:func:`warehouse.metrics.pairwise_credits`), with
+    ``code_lo``/``code_hi`` (the pair's codes in a fixed order), ``pair_key``
+    (``'<category>:<lo>:<hi>'``) and ``gold_sign`` (sign of gold(lo) - gold(hi), 0 for a gold
+    tie), plus the library's ``credit``, ``abs_delta_gold`` and ``pred_tie``.
+    """
+    codes = np.array(
+        [normalize_code(c) for c in np.asarray(product_code, dtype=object)], dtype=object
+    )
+    g = np.asarray(gold, dtype=np.float64)
+    pc = pairwise_credits(category, g, pred, product_code=codes)
+    swap = np.array(
+        [
+            _code_sort_key(a) > _code_sort_key(b)
+            for a, b in zip(pc["code_i"], pc["code_j"], strict=True)
+        ],
+        dtype=bool,
+    )
+    lo = np.where(swap, pc["code_j"], pc["code_i"])
+    hi = np.where(swap, pc["code_i"], pc["code_j"])
+    dg = g[pc["i"].to_numpy()] - g[pc["j"].to_numpy()]
+    sign = np.where(np.abs(dg) < TIE_EPS, 0, np.sign(dg)).astype(int)
+    sign = np.where(swap, -sign, sign)
+    out = pd.DataFrame(
+        {
+            "category": pc["category"].to_numpy(),
+            "code_lo": lo,
+            "code_hi": hi,
+            "gold_sign": sign,
+            "abs_delta_gold": pc["abs_delta_gold"].to_numpy(),
+            "pred_tie": pc["pred_tie"].to_numpy(),
+            "credit": pc["credit"].to_numpy(),
+        }
+    )
+    out.insert(
+        0,
+        "pair_key",
+        [
+            f"{c}:{a}:{b}"
+            for c, a, b in zip(out["category"], out["code_lo"], out["code_hi"], strict=True)
+        ],
+    )
+    return out
+
+
+def compare_pair_tables(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    n_boot: int = 10000,
+    seed: int = 42,
+    alpha: float = ALPHA,
+    sources: Mapping[str, str] | None = None,
+) -> list[dict[str, object]]:
+    """Every pair of models on the pairs both cover (paired bootstrap CI, sign-flip p, Holm).
+
+    ``tables``: model name -> :func:`pair_table`. When every model covers the same pairs, one
+    :func:`warehouse.metrics.compare_models` call scores all comparisons (shared draws);
+    otherwise each comparison runs on the intersection of its two models' pairs. The Holm
+    correction is over all comparisons. A comparison needs one gold: models whose gold orders a
+    shared pair differently raise :class:`DataValidationError` (``sources`` names the files).
+    """
+    names = list(tables)
+    if len(names) < 2:
+        return []
+    sources = sources or {n: n for n in names}
+    indexed = {n: t.set_index("pair_key") for n, t in tables.items()}
+    key_sets = {n: frozenset(t.index) for n, t in indexed.items()}
+    rows: list[dict[str, object]] = []
+
+    def check_gold(a: str, b: str, keys: pd.Index) -> None:
+        sa = indexed[a].loc[keys, "gold_sign"].to_numpy()
+        sb = indexed[b].loc[keys, "gold_sign"].to_numpy()
+        bad = np.flatnonzero(sa != sb)
+        if bad.size:
+            raise DataValidationError(
+                sources[b],
+                f"its gold orders pair {keys[bad[0]]} differently from {sources[a]} "
+                f"({bad.size} pair(s) disagree); a comparison needs one gold",
+                "give files with the same gold, or score against the warehouse with "
+                "--gold warehouse",
+                column="true_rank/true_score",
+            )
+
+    def n_products(keys: pd.Index, t: pd.DataFrame) -> int:
+        sub = t.loc[keys]
+        return len(
+            set(zip(sub["category"], sub["code_lo"], strict=True))
+            | set(zip(sub["category"], sub["code_hi"], strict=True))
+        )
+
+    if len(set(key_sets.values())) == 1:
+        keys = pd.Index(sorted(next(iter(key_sets.values()))))
+        for b in names[1:]:
+            check_gold(names[0], b, keys)
+        credits = {n: indexed[n].loc[keys, "credit"].to_numpy() for n in names}
+        table = compare_models(credits, n_boot=n_boot, n_perm=n_boot, seed=seed, alpha=alpha)
+        npr = n_products(keys, indexed[names[0]])
+        for rec in table.to_dict("records"):
+            rows.append({**rec, "n_products": npr, "n_pairs": len(keys)})
+    else:
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                keys = pd.Index(sorted(key_sets[a] & key_sets[b]))
+                if len(keys) == 0:
+                    rows.append({"model_a": a, "model_b": b, "n_products": 0, "n_pairs": 0})
+                    continue
+                check_gold(a, b, keys)
+                credits = {
+                    a: indexed[a].loc[keys, "credit"].to_numpy(),
+                    b: indexed[b].loc[keys, "credit"].to_numpy(),
+                }
+                rec = compare_models(credits, n_boot=n_boot, n_perm=n_boot, seed=seed, alpha=alpha)
+                rows.append(
+                    {
+                        **rec.iloc[0].to_dict(),
+                        "n_products": n_products(keys, indexed[a]),
+                        "n_pairs": len(keys),
+                    }
+                )
+    pvals = np.array([r.get("p_value", np.nan) for r in rows], dtype=np.float64)
+    tested = np.isfinite(pvals)
+    p_holm = np.full(len(rows), np.nan)
+    p_holm[tested] = holm(pvals[tested])
+    out = []
+    for r, ph in zip(rows, p_holm, strict=True):
+        lo, hi = r.get("ci_lo", np.nan), r.get("ci_hi", np.nan)
+        resolved = bool(np.isfinite(ph) and ph < alpha and (lo > 0 or hi < 0))
+        out.append(
+            {
+                "model_a": r["model_a"],
+                "model_b": r["model_b"],
+                "n_products": int(r["n_products"]),
+                "n_pairs": int(r["n_pairs"]),
+                "acc_a": json_float(r.get("acc_a")),
+                "acc_b": json_float(r.get("acc_b")),
+                "diff": json_float(r.get("diff")),
+                "ci_lo": json_float(lo),
+                "ci_hi": json_float(hi),
+                "p_value": json_float(r.get("p_value")),
+                "p_holm": json_float(ph),
+                "is_resolved": resolved,
+            }
+        )
+    return out
+
+
+def trivial_policies(
+    category: object,
+    product_code: object,
+    gold: object,
+    gold_pairs: pd.DataFrame | None,
+    *,
+    n_boot: int = 10000,
+    seed: int = 42,
+    pair_file: str = "the gold pair file",
+) -> list[dict[str, object]]:
+    """The three trivial policies of BENCHMARK.md section 4 as JSON-ready records.
+
+    ``category``/``product_code``/``gold``: the reference products and gold the random and
+    lower-code policies are scored on. ``gold_pairs``: the gold pair file (columns
+    ``product_code_1, higher_rated_product``) for the position audit, or None to skip it.
+
+    Flags (per metric, from :mod:`warehouse.metrics.policies`): ``beats_chance`` when the CI lies
+    entirely above chance, ``differs_from_chance`` when it excludes chance on either side (a
+    policy significantly BELOW chance means its mirror image beats chance: equally an artifact).
+    A policy's top-level ``beats_chance``/``differs_from_chance`` are its PAIRWISE-ACCURACY
+    flags; ``flagged_metrics`` lists every metric whose CI lies entirely above chance (Recall
+    flags of "lower code wins" can come from the downward bias of Recall replicates).
+    Random: analytical expectations (macro accuracy 0.5 too; no pooled value). Lower code wins:
+    main-table BCa for the six Table-2 metrics plus macro/pooled points (``compute_all``).
+    """
+    cat = as_category_array(category)
+    g = np.asarray(gold, dtype=np.float64)
+    _, sizes = np.unique(cat.astype(str), return_counts=True)
+    n_pairs = int((sizes * (sizes - 1) // 2).sum())
+    chance = random_policy_expected(cat)
+    chance_all = {**chance, "pairwise_accuracy_macro": 0.5}
+    out = []
+    out.append(
+        {
+            "name": "random",
+            "description": POLICY_DESCRIPTIONS["random"],
+            "ci_method": "analytical",
+            "n_products": len(cat),
+            "n_pairs": n_pairs,
+            "metrics": {
+                m: {
+                    **interval(v),
+                    "chance": v,
+                    "beats_chance": False,
+                    "differs_from_chance": False,
+                }
+                for m, v in chance_all.items()
+            },
+            "beats_chance": False,
+            "differs_from_chance": False,
+            "flagged_metrics": [],
+        }
+    )
+    if gold_pairs is not None:
+        s1 = slot1_wins_accuracy(gold_pairs)
+        out.append(
+            {
+                "name": "slot1_wins",
+                "description": f"{POLICY_DESCRIPTIONS['slot1_wins']}: {pair_file}",
+                "ci_method": "clopper_pearson",
+                "n_products": None,
+                "n_pairs": int(s1["n_pairs"]),
+                "metrics": {"pairwise_accuracy": _policy_metric(s1)},
+                "beats_chance": bool(s1["beats_chance"]),
+                "differs_from_chance": bool(s1["differs_from_chance"]),
+                "flagged_metrics": ["pairwise_accuracy"] if s1["beats_chance"] else [],
+            }
+        )
+    codes = np.array(
+        [normalize_code(c) for c in np.asarray(product_code, dtype=object)], dtype=object
+    )
+    if all(isinstance(c, int) for c in codes):
+        pred = -codes.astype(np.float64)
+        with single_thread_blas():
+            lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed)
+        points = compute_all(cat, g, pred)
+        metrics = {m: _policy_metric(v) for m, v in lcw.items()}
+        for m in ("pairwise_accuracy_macro", "pairwise_accuracy_pooled"):
+            metrics[m] = {
+                **interval(points[m]),
+                "chance": 0.5 if m == "pairwise_accuracy_macro" else None,
+                "beats_chance": False,
+                "differs_from_chance": False,
+            }
+        out.append(
+            {
+                "name": "lower_code_wins",
+                "description": POLICY_DESCRIPTIONS["lower_code_wins"],
+                "ci_method": "bca_main_table",
+                "n_products": len(cat),
+                "n_pairs": n_pairs,
+                "metrics": metrics,
+                "beats_chance": bool(lcw["pairwise_accuracy"]["beats_chance"]),
+                "differs_from_chance": bool(lcw["pairwise_accuracy"]["differs_from_chance"]),
+                "flagged_metrics": [m for m, v in lcw.items() if v["beats_chance"]],
+            }
+        )
+    return out
+
+
+def _policy_metric(v: Mapping[str, object]) -> dict[str, object]:
+    return {
+        **interval(v["point"], v["lo"], v["hi"]),
+        "chance": json_float(v["chance"]),
+        "beats_chance": bool(v["beats_chance"]),
+        "differs_from_chance": bool(v["differs_from_chance"]),
+    }
+
+
+def delta_slice(pairs: pd.DataFrame, delta_of: str) -> dict[str, object]:
+    """Accuracy by quintile of |delta gold|
+    (:func:`warehouse.metrics.accuracy_by_delta_quintile`)."""
+    if len(pairs) == 0:
+        return {"delta_of": delta_of, "bins": []}
+    table = accuracy_by_delta_quintile(pairs["credit"], pairs["abs_delta_gold"])
+    return {
+        "delta_of": delta_of,
+        "bins": [
+            {
+                "bin": int(r["bin"]),
+                "delta_min": json_float(r["delta_min"]),
+                "delta_max": json_float(r["delta_max"]),
+                "n_pairs": int(r["n_pairs"]),
+                "accuracy": json_float(r["accuracy"]),
+            }
+            for r in table.to_dict("records")
+        ],
+    }
+
+
+def welch_clear_pairs(rating_stats: pd.DataFrame, pairs: pd.DataFrame) -> np.ndarray:
+    """Per pair of ``pairs`` (:func:`pair_table`): True when Welch's t-test on the two products'
+    ratings gives p < .05 (``rating_stats``: ``category, product_code, mean, var, n`` with the
+    sample variance). Pairs with a product lacking two ratings are ambiguous."""
+    from scipy import stats
+
+    idx = {
+        (str(c), normalize_code(p)): (m, v, n)
+        for c, p, m, v, n in rating_stats[
+            ["category", "product_code", "mean", "var", "n"]
+        ].itertuples(index=False)
+    }
+    nan3 = (np.nan, np.nan, 0)
+    a = np.array(
+        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_lo"], strict=True)],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    b = np.array(
+        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_hi"], strict=True)],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    ok = (a[:, 2] >= 2) & (b[:, 2] >= 2) & np.isfinite(a[:, 1]) & np.isfinite(b[:, 1])
+    clear = np.zeros(len(pairs), dtype=bool)
+    if ok.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = stats.ttest_ind_from_stats(
+                a[ok, 0],
+                np.sqrt(a[ok, 1]),
+                a[ok, 2],
+                b[ok, 0],
+                np.sqrt(b[ok, 1]),
+                b[ok, 2],
+                equal_var=False,
+            )
+        clear[ok] = np.nan_to_num(res.pvalue, nan=1.0) < CLEAR_P
+    return clear
+
+
+def clear_slice(pairs: pd.DataFrame, is_clear: np.ndarray) -> list[dict[str, object]]:
+    """Accuracy of clear vs ambiguous pairs
+    (:func:`warehouse.metrics.accuracy_clear_vs_ambiguous`)."""
+    if len(pairs) == 0:
+        return []
+    table = accuracy_clear_vs_ambiguous(pairs["credit"], is_clear)
+    return [
+        {"slice": r["slice"], "n_pairs": int(r["n_pairs"]), "accuracy": json_float(r["accuracy"])}
+        for r in table.to_dict("records")
+    ]
+
+
+def calibration(pairs: pd.DataFrame, confidence_by_code: Mapping, n_bins: int = ECE_BINS) -> dict:
+    """ECE of pair predictions: a pair's confidence is the mean of its two rows' ``confidence``,
+    its correctness the pair credit (0, 0.5, 1)
+    (:func:`warehouse.metrics.expected_calibration_error`, ``n_bins`` equal-width bins)."""
+    conf = np.array(
+        [
+            (confidence_by_code[(c, lo)] + confidence_by_code[(c, hi)]) / 2
+            for c, lo, hi in zip(pairs["category"], pairs["code_lo"], pairs["code_hi"], strict=True)
+        ],
+        dtype=np.float64,
+    )
+    ece = expected_calibration_error(conf, pairs["credit"], n_bins=n_bins) if len(conf) else None
+    return {
+        "ece": json_float(ece),
+        "n_bins": n_bins,
+        "n_pairs": len(conf),
+        "pair_confidence": "mean of the two products' confidence",
+    }

@@ -1,0 +1,286 @@
+"""The fit store of the molecular task: fits are data (STYLE.md convention 7).
+
+The fingerprint baselines are trained once per data/configuration/library key by the
+``dim_ml_fits`` model, which writes each fitted estimator as a hashed artifact under
+``<root>/<fit_id>/`` (``model.joblib`` + ``predictions.npz``) and an index
+``<root>/fingerprint/<key>.json``. D-MPNN fits come from ``tastebench train molecular`` (a registry
+``fits.json`` in the D-MPNN folder); the build only reads them. Downstream models read predictions
+back from the artifacts by ``fit_id``, so nothing is trained twice. ``root`` is always passed in:
+the build resolves it through :class:`warehouse.config.Settings` (``fits_dir``, ``dmpnn_dir``),
+never from the repository's own ``build/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from warehouse.errors import WarehouseError
+from warehouse.molecular.baselines import SPLITS, FitResult, train_fingerprint_models
+from warehouse.molecular.dmpnn import CHECKPOINT_NAME, REGISTRY_NAME, load_dmpnn_fit, sha256_file
+from warehouse.molecular.featurize import RDKIT_VERSION
+from warehouse.molecular.labels import LABEL_COLUMN, SMILES_COLUMN, TASTE_CLASSES
+from warehouse.molecular.staging import split_frames
+
+FIT_ROW_SCHEMA = 2  # bump when _fit_row's columns change (part of the fit key: refits once)
+EMBEDDING_CACHE_SCHEMA = 1  # bump when embed_dmpnn's output changes for the same inputs
+
+
+def _save_fit(fit: FitResult, root: Path) -> Path:
+    import joblib
+
+    out = root / fit.fit_id
+    out.mkdir(parents=True, exist_ok=True)
+    if fit.model is not None and not (out / "model.joblib").exists():
+        joblib.dump(fit.model, out / "model.joblib")
+    np.savez(
+        out / "predictions.npz",
+        **{f"proba_{s}": fit.proba[s] for s in SPLITS},
+    )
+    (out / "fit.json").write_text(
+        json.dumps(
+            {"name": fit.name, "fit_id": fit.fit_id, "config": fit.config},
+            sort_keys=True,
+            indent=2,
+            default=str,
+        )
+    )
+    return out
+
+
+def registered_dmpnn_fits(state: Path) -> list[FitResult]:
+    """Finished D-MPNN fits from the training registry in ``state`` (empty when none was
+    trained there)."""
+    reg = state / REGISTRY_NAME
+    if not reg.exists():
+        return []
+    fits = []
+    for name, rec in sorted(json.loads(reg.read_text()).get("fits", {}).items()):
+        if rec.get("subset") is not None:
+            continue  # a --subset smoke fit predicts a sample, not the splits: never scored
+        out = state / name
+        ckpt = out / CHECKPOINT_NAME
+        if ckpt.exists() and sha256_file(ckpt) == rec["fit_id"] and (out / "fit.json").exists():
+            fits.append(load_dmpnn_fit(out))
+    return fits
+
+
+def selected_dmpnn(fits: list[FitResult]) -> FitResult | None:
+    """The D-MPNN the warehouse uses as its learned encoder: the registered fit with the highest
+    validation macro-F1, ties to the earlier grid configuration (the grid's own rule,
+    :func:`~warehouse.molecular.dmpnn.selection_key`)."""
+    from warehouse.molecular.dmpnn import selection_key
+
+    if not fits:
+        return None
+    return max(
+        fits, key=lambda f: selection_key(f.metrics("val")["macro_f1"], f.config.get("name", ""))
+    )
+
+
+def _retrain_fix(fit_row: pd.Series, path: Path) -> str:
+    config = str(fit_row["model_name"]).removeprefix("dmpnn_")
+    return (
+        f"Fix: delete {path.parent} (a rerun skips finished configurations) and run "
+        f"`tastebench train molecular --config {config}` on the pinned splits without --subset."
+    )
+
+
+def _training_key(frames: dict[str, pd.DataFrame]) -> str:
+    """Hash of everything the fingerprint fits depend on: data, configs, library versions."""
+    import hashlib
+
+    import lightgbm
+    import sklearn
+
+    from warehouse.molecular.baselines import lightgbm_config, random_forest_config
+
+    h = hashlib.sha256()
+    for split in SPLITS:
+        f = frames[split]
+        h.update(split.encode())
+        h.update("\n".join(f[SMILES_COLUMN] + "\t" + f[LABEL_COLUMN]).encode())
+    h.update(
+        json.dumps(
+            [
+                lightgbm_config(42),
+                random_forest_config(42),
+                FIT_ROW_SCHEMA,
+                RDKIT_VERSION,
+                lightgbm.__version__,
+                sklearn.__version__,
+            ],
+            sort_keys=True,
+            default=str,
+        ).encode()
+    )
+    return h.hexdigest()
+
+
+def fingerprint_lookup(featurized: pd.DataFrame):
+    """Morgan bit matrices rebuilt from ``int_molecules_featurized.morgan_on_bits`` (computed
+    once per build), keyed by canonical SMILES: the same ``uint8`` matrix
+    :func:`~warehouse.molecular.featurize.fingerprint_matrix` computes from those SMILES."""
+    from warehouse.molecular.featurize import MORGAN_BITS
+
+    index = dict(zip(featurized["canonical_smiles"], featurized["morgan_on_bits"], strict=True))
+
+    def lookup(smiles: list[str]) -> np.ndarray:
+        missing = [s for s in smiles if s not in index]
+        if missing:
+            raise WarehouseError(
+                f"{len(missing)} SMILES (first {missing[0]!r}) are not in "
+                "int_molecules_featurized. Fix: rebuild it from the same stg_fartdb__molecules."
+            )
+        X = np.zeros((len(smiles), MORGAN_BITS), dtype=np.uint8)
+        for i, s in enumerate(smiles):
+            X[i, np.asarray(index[s], dtype=np.int64)] = 1
+        return X
+
+    return lookup
+
+
+def train_and_register(
+    molecules: pd.DataFrame,
+    featurized: pd.DataFrame | None,
+    *,
+    root: Path,
+    dmpnn_dir: Path,
+) -> pd.DataFrame:
+    """Train the fingerprint baselines (or reuse the fits already stored for exactly this data and
+    configuration), write their artifacts, add registered D-MPNN fits; one row per fit
+    (``dim_ml_fits``). ``featurized`` (``int_molecules_featurized``) supplies the Morgan bits so
+    they are not computed twice in a build. ``root``: the fit store (:attr:`Settings.fits_dir`);
+    ``dmpnn_dir``: the D-MPNN registry of ``tastebench train molecular``."""
+    frames = split_frames(molecules)
+    index = root / "fingerprint" / f"{_training_key(frames)}.json"
+    rows = json.loads(index.read_text()) if index.exists() else None
+    if rows is None or not all((root / r["fit_id"] / "predictions.npz").exists() for r in rows):
+        fits = train_fingerprint_models(
+            frames["train"],
+            frames["val"],
+            frames["test"],
+            seed=42,
+            fingerprints=None if featurized is None else fingerprint_lookup(featurized),
+        )
+        rows = []
+        for fit in fits.values():
+            path = _save_fit(fit, root)
+            rows.append(_fit_row(fit, "fingerprint", path / "model.joblib"))
+        index.parent.mkdir(parents=True, exist_ok=True)
+        tmp = index.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rows, indent=2, sort_keys=True))
+        os.replace(tmp, index)
+    dmpnn = registered_dmpnn_fits(dmpnn_dir)
+    chosen = selected_dmpnn(dmpnn)
+    for fit in dmpnn:
+        rows.append(_fit_row(fit, "dmpnn", fit.checkpoint, selected=fit is chosen))
+    frame = pd.DataFrame(rows)
+    frame["note"] = np.where(
+        frame["family"] == "fingerprint",
+        "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`",
+        "",
+    )
+    return frame
+
+
+def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool = False) -> dict:
+    m = fit.metrics("test")
+    return {
+        "fit_id": fit.fit_id,
+        "model_name": fit.name,
+        "family": family,
+        "config_json": json.dumps(fit.config, sort_keys=True, default=str),
+        "artifact_path": str(artifact) if artifact else None,
+        "artifact_sha256": sha256_file(artifact) if artifact and artifact.exists() else None,
+        "train_wall_s": float(fit.wall_s),
+        "val_macro_f1": fit.metrics("val")["macro_f1"],
+        "test_accuracy": m["accuracy"],
+        "test_macro_f1": m["macro_f1"],
+        "is_selected_dmpnn": selected,
+        "rdkit_version": RDKIT_VERSION,
+        "data_origin": "fartdb",
+    }
+
+
+def proba_for(
+    fit_row: pd.Series, frames: dict[str, pd.DataFrame], root: Path
+) -> dict[str, np.ndarray]:
+    """Per-split probabilities of one fit, row-aligned with ``split_frames``.
+
+    Fingerprint fits are trained from ``split_frames`` itself. A D-MPNN fit is trained outside
+    the build, so its ``predictions.npz`` records each prediction's split-file row
+    (``rows_<split>``) and is re-ordered by it; predictions that do not cover exactly the split's
+    rows are an error, never a silent misalignment. (Fits written before ``rows_<split>`` existed
+    are accepted only when their stored gold classes match the split row for row.)
+    """
+    if fit_row["family"] != "dmpnn":
+        arrays = np.load(root / fit_row["fit_id"] / "predictions.npz")
+        return {s: arrays[f"proba_{s}"] for s in SPLITS}
+    path = Path(fit_row["artifact_path"]).parent / "predictions.npz"
+    arrays = np.load(path)
+    out = {}
+    for s in SPLITS:
+        frame = frames[s]
+        proba = arrays[f"proba_{s}"]
+        if f"rows_{s}" in arrays:
+            rows = pd.Index(arrays[f"rows_{s}"])
+            covers = len(rows) == len(frame) and rows.is_unique and len(proba) == len(rows)
+            pos = rows.get_indexer(frame["file_row_number"].to_numpy()) if covers else None
+            if pos is None or (pos < 0).any():
+                raise WarehouseError(
+                    f"{path}: {fit_row['model_name']} has {len(rows)} {s} predictions "
+                    f"({rows.nunique()} distinct file rows) that do not cover the {len(frame)} "
+                    f"rows of the {s} split. {_retrain_fix(fit_row, path)}"
+                )
+            out[s] = proba[pos]
+        else:
+            gold = np.array([TASTE_CLASSES.index(c) for c in frame[LABEL_COLUMN]])
+            if not np.array_equal(arrays[f"codes_{s}"], gold):
+                raise WarehouseError(
+                    f"{path}: the {s} predictions of {fit_row['model_name']} do not line up with "
+                    "stg_fartdb__molecules (no rows_<split> recorded and the gold classes differ "
+                    f"row by row). {_retrain_fix(fit_row, path)}"
+                )
+            out[s] = proba
+    return out
+
+
+def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str], root: Path):
+    """D-MPNN vectors (:func:`~warehouse.molecular.dmpnn.embed_dmpnn`) of RDKit-canonical SMILES
+    (``int_molecules_featurized`` keys), stored once per (checkpoint sha256, SMILES list, encoder,
+    chemprop/torch/RDKit versions) under ``<root>/embeddings/`` (``root``: the fit store) so
+    rebuilds do not re-run the network (about 1-2 min for 15k SMILES on 2 cores). A stored array
+    of the wrong shape is recomputed."""
+    import hashlib
+
+    import chemprop
+    import torch
+
+    from warehouse.molecular import dmpnn as dmpnn_lib
+    from warehouse.molecular.embeddings import Embedding
+
+    smiles = list(smiles)
+    fit_hash = sha256_file(checkpoint)
+    spec = [
+        EMBEDDING_CACHE_SCHEMA,
+        dmpnn_lib.DMPNN_ENCODER,
+        chemprop.__version__,
+        torch.__version__,
+        RDKIT_VERSION,
+        *smiles,
+    ]
+    key = hashlib.sha256("\n".join(map(str, spec)).encode()).hexdigest()
+    path = root / "embeddings" / fit_hash / f"{key}.npy"
+    vectors = np.load(path) if path.exists() else None
+    if vectors is None or vectors.ndim != 2 or vectors.shape[0] != len(smiles):
+        vectors = dmpnn_lib.embed_dmpnn(checkpoint, smiles)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+    return Embedding(vectors, smiles, dmpnn_lib.DMPNN_ENCODER, fit_hash)

@@ -19,8 +19,10 @@ Stages (each cold = fresh fit cache, then warm = same cache):
    average, mean; 215 outer + 23,005 inner BT fits), then Ridge, HBT, Kernel RankSVM, LightGBM
    on SNCTI and the two MMRF baselines on NCI. The nested part is also printed on its own
    (target < 3 min cold on 2 cores).
-2. **Full ablation grid** (``tastebench`` CLI, not the build): 5 supervised models x 16 feature
-   sets + 2 distance models x 15 sets (target < 20 min cold on 2 cores).
+2. **Full ablation grid** (``tastebench`` CLI, not the build): 5 supervised models x (S + 15
+   subsets of NCTI, + SNCTI with each of 5 C variants: a 300-d encoder swap and 4 aggregation
+   rules) + 2 distance models x (15 subsets + NCTI with each C variant): 140 fits (target < 20
+   min cold on 2 cores).
 
 Naive baseline (:mod:`warehouse.ranking.reference`): every fold refits sklearn StandardScaler +
 PCA per block and the published estimator (LogisticRegression lbfgs, SVC with its own RBF,
@@ -58,7 +60,12 @@ from warehouse.ranking.design import Design  # noqa: E402
 from warehouse.ranking.loocv import Job, run_fits  # noqa: E402
 from warehouse.ranking.nested import align_external, run_ensembles  # noqa: E402
 from warehouse.ranking.reference import reference_loocv, reference_pair  # noqa: E402
-from warehouse.ranking.synthetic import SUBSET_COLUMNS, synthetic_blocks, synthetic_keys  # noqa: E402
+from warehouse.ranking.synthetic import (  # noqa: E402
+    SUBSET_COLUMNS,
+    synthetic_blocks,
+    synthetic_keys,
+    synthetic_variants,
+)
 
 GEMINI = (
     "tastebench_public/food_similarity/results/oof_predictions/"
@@ -90,7 +97,7 @@ class Timer:
         self.cpu = _cpu() - self.cpu0
 
     def __str__(self) -> str:
-        return f"{self.wall:8.1f} s wall ({self.cpu:8.1f} s CPU)"
+        return f"{self.wall:9.2f} s wall ({self.cpu:8.1f} s CPU)"
 
 
 def _load() -> str:
@@ -128,6 +135,9 @@ def load_design(db: Path) -> tuple[Design, str]:
         target = np.random.default_rng(42).normal(4.0, 1.0, key_frame.height)
         origin = "public category layout (no warehouse found), synthetic panel means"
     blocks, refs_b = synthetic_blocks(key_frame, ref_keys, seed=42)
+    extra, extra_refs = synthetic_variants(key_frame, ref_keys)
+    blocks.update(extra)
+    refs_b.update(extra_refs)
     design = Design(
         key_frame, target, blocks, ref_keys, refs_b, SUBSET_COLUMNS, data_origin="benchmark"
     )
@@ -176,19 +186,29 @@ def main(argv: list[str] | None = None) -> int:
         help="nested pairs the naive baseline runs (default 150)",
     )
     ap.add_argument("--no-grid", action="store_true", help="skip the ablation grid")
+    ap.add_argument("--only-grid", action="store_true", help="skip the default model stage")
     args = ap.parse_args(argv)
 
     mirror = Path(os.environ.get("TASTEBENCH_DATA_MIRROR") or REPO_ROOT.parent / "shared" / "data")
     design, origin = load_design(args.db)
     gemini = align_external(design, pl.read_csv(mirror / GEMINI), "gemini")
-    dims = {b: design.block(b).shape[1] for b in "SNCTI"}
+    dims = {b: design.block(b).shape[1] for b in sorted(design.blocks)}
     print(f"design: {design.n} analogs, {design.reference_keys.height} references; {origin}")
     print(
         f"blocks (synthetic, realistic shapes): {dims}; cores {os.cpu_count()}, "
         f"n_jobs={args.n_jobs}"
     )
 
-    # ------------------------------------------------------------- 1. default model stage
+    if not args.only_grid:
+        default_stage(design, gemini, args)
+    if args.no_grid:
+        return 0
+    grid_stage(design, args)
+    print(f"\nmodels: {', '.join(mdl.SUPERVISED + mdl.DISTANCE)}")
+    return 0
+
+
+def default_stage(design: Design, gemini: np.ndarray, args: argparse.Namespace) -> None:
     bt_job = Job.of("bradley_terry", "SNCTI")
     rest = [j for j in default_jobs(design) if j.model != "bradley_terry"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -235,9 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{naive_default / cold_wall:6.1f}x cold, {naive_default / t_warm.wall:8.0f}x warm"
     )
 
-    if args.no_grid:
-        return 0
-    # ------------------------------------------------------------- 2. ablation grid
+
+def grid_stage(design: Design, args: argparse.Namespace) -> None:
     jobs, skipped = grid_jobs(design)
     with tempfile.TemporaryDirectory() as tmp:
         print(
@@ -258,8 +277,6 @@ def main(argv: list[str] | None = None) -> int:
         f"feature set) -> extrapolated LINEARLY to 215 folds: {x_g:8.1f} s"
     )
     print(f"  speed-up vs naive: {x_g / t_grid.wall:6.1f}x cold, {x_g / t_gwarm.wall:8.0f}x warm")
-    print(f"\nmodels: {', '.join(mdl.SUPERVISED + mdl.DISTANCE)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from warehouse.ranking import marts
 from warehouse.ranking.ablation import default_jobs, grid_jobs
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
-# marts.fct_oof_predictions columns (models/marts/metrics/fct_oof_predictions.sql, without the
-# prediction_key it derives)
+# marts.fct_oof_predictions contract columns (models/marts/metrics/_metrics__models.yml), without
+# the prediction_key the SQL derives
 OOF_COLUMNS = [
     "model_id",
     "model_file_stem",
@@ -70,7 +70,9 @@ def test_default_stage_rows_and_warm_rebuild(small, public_oof, tmp_path):
         "nested_bt_gemini_mean_SNCTI",
     ]
     rows = marts.oof_prediction_rows(small, fits)
-    assert set(rows.columns) == set(OOF_COLUMNS) | {"config_hash"}
+    assert rows.columns == OOF_COLUMNS
+    with_hash = marts.oof_prediction_rows(small, fits, config_hash=True)
+    assert with_hash.columns == OOF_COLUMNS + ["config_hash"]
     assert rows.height == 10 * small.n
     assert rows["source"].unique().to_list() == ["warehouse"]
     assert rows.select(pl.struct("model_id", "category", "product_code").is_unique().all()).item()

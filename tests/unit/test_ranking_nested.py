@@ -18,7 +18,7 @@ from warehouse.ranking.nested import (
     rank_average,
     run_ensembles,
 )
-from warehouse.ranking.reference import reference_pair
+from warehouse.ranking.reference import reference_pair, reference_scores
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
 JOB = Job.of("bradley_terry", "SNCT")
@@ -117,3 +117,18 @@ def test_external_predictions_must_cover_every_analog(small):
     assert align_external(small, frame, "x").shape == (small.n,)
     with pytest.raises(DesignError, match="no prediction for analog"):
         align_external(small, frame.slice(1), "x")
+
+
+@pytest.mark.parametrize("model", ["ridge", "hierarchical_bt"])
+def test_other_models_take_bts_place(small, model):
+    """The nested base of another supervised model: cold starts, same leave-two-out rule."""
+    job = Job.of(model, "SNC")
+    got = nested_base(small, job, n_jobs=1)
+    assert got.config["warm_start"] == "none"
+    train = np.delete(np.arange(small.n), [2, 17])
+    ref = reference_scores(small, model, "SNC", train, np.array([2, 17]), "newton-cholesky")
+    assert got.arrays["inner"][17, 2] == pytest.approx(ref[0], abs=1e-8)
+    assert got.arrays["inner"][2, 17] == pytest.approx(ref[1], abs=1e-8)
+    fits = run_ensembles(small, job, small.target[::-1].copy(), "gemini", n_jobs=1)
+    short = {"ridge": "ridge", "hierarchical_bt": "hbt"}[model]
+    assert fits[0].model == f"nested_{short}_gemini_nnls"

@@ -15,6 +15,7 @@ import pytest
 
 from warehouse.metrics import bca_ci, pairwise_accuracy
 from warehouse.ranking.loocv import Job, run_loocv
+from warehouse.ranking.planted import planted_signal_check
 from warehouse.ranking.synthetic import synthetic_design
 
 CASES = [("nutrition", "N", "SN"), ("text", "T", "ST")]
@@ -34,16 +35,16 @@ def _ci(design, fit):
 @pytest.mark.parametrize(("plant", "block", "feature_set"), CASES)
 def test_planted_block_is_recovered_and_permutation_removes_it(plant, block, feature_set):
     design = synthetic_design(seed=42, plant=plant)
-    permuted = design.permute_block_within_category(block, seed=42)
-    jobs = [Job.of("bradley_terry", feature_set), Job.of("ridge", feature_set)]
-    planted = {f.model: _ci(design, f) for f in run_loocv(design, jobs, n_jobs=1)}
-    control = {f.model: _ci(permuted, f) for f in run_loocv(permuted, jobs, n_jobs=1)}
-    for model, (point, lo, hi) in planted.items():
-        assert point > 0.6 and lo > 0.5, (plant, model, point, lo, hi)
-    point, lo, hi = control["bradley_terry"]
-    assert lo < 0.5 < hi and abs(point - 0.5) < 0.06, (plant, point, lo, hi)
-    point, lo, hi = control["ridge"]
-    assert hi < planted["ridge"][1] and point < 0.5 + 0.03, (plant, point, lo, hi)
+    table = planted_signal_check(design, block, feature_set, n_jobs=1)
+    got = {(r["model"], r["variant"]): r for r in table.iter_rows(named=True)}
+    for model in ("bradley_terry", "ridge"):
+        row = got[(model, "planted")]
+        assert row["pairwise_accuracy"] > 0.6 and row["ci_lo"] > 0.5, row
+    bt = got[("bradley_terry", "permuted")]
+    assert not bt["ci_excludes_half"] and abs(bt["pairwise_accuracy"] - 0.5) < 0.06, bt
+    ridge = got[("ridge", "permuted")]
+    assert ridge["ci_hi"] < got[("ridge", "planted")]["ci_lo"], ridge
+    assert ridge["pairwise_accuracy"] < 0.5 + 0.03, ridge
 
 
 def test_without_a_plant_bradley_terry_sits_at_chance():

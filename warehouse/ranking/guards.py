@@ -23,16 +23,26 @@ class LeakageError(WarehouseError):
     """A fold or a design would let a model see its held-out target."""
 
 
+def block_stats(raw_blocks: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per block: column sums over all rows and the tolerance of the scaler check (computed once
+    per design, reused by every fold's :func:`check_fold`)."""
+    return {
+        name: (x.sum(axis=0), 1e-9 * (np.abs(x).max(axis=0) + 1e-300))
+        for name, x in raw_blocks.items()
+    }
+
+
 def check_fold(
     raw_blocks: dict[str, np.ndarray],
     fold_blocks: object,
     win: np.ndarray,
     lose: np.ndarray,
     where: str = "fold",
+    stats: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> None:
     """Raise :class:`LeakageError` unless the fold's preprocessing and pairs exclude its
     held-out rows. ``fold_blocks`` is a :class:`.preprocess.FoldBlocks`; ``win``/``lose`` are
-    pair positions into its training rows."""
+    pair positions into its training rows; ``stats``: :func:`block_stats` of ``raw_blocks``."""
     train = np.asarray(fold_blocks.train_idx)
     test = np.asarray(fold_blocks.test_idx)
     if np.intersect1d(train, test).size:
@@ -56,8 +66,8 @@ def check_fold(
         # the training rows' column means, recomputed from the raw block (all rows minus the
         # rows outside the training set: cheaper than copying the training rows)
         outside = np.setdiff1d(np.arange(len(raw)), train)
-        mean = (raw.sum(axis=0) - raw[outside].sum(axis=0)) / len(train)
-        tol = 1e-9 * (np.abs(raw).max(axis=0) + 1e-300)
+        colsum, tol = stats[name] if stats is not None else block_stats({name: raw})[name]
+        mean = (colsum - raw[outside].sum(axis=0)) / len(train)
         if np.any(np.abs(mean - t.mean) > tol):
             raise LeakageError(
                 f"{where}: block {name!r} scaler statistics differ from the "

@@ -25,7 +25,7 @@ from warehouse.ranking import models as mdl
 from warehouse.ranking.bt import PairIndex
 from warehouse.ranking.cache import FitCache, config_hash, fit_id, library_versions
 from warehouse.ranking.design import Design, FeatureSet
-from warehouse.ranking.guards import check_fold
+from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
 
 PREPROCESS = {"scaler": "standard", "pca_variance": PCA_VARIANCE, "pca_min_dims": PCA_MIN_DIMS}
@@ -160,6 +160,7 @@ def _loocv_chunk(
     n = payload["n"]
     blocks = payload["blocks"]
     names_all = list(blocks)
+    stats = block_stats(blocks) if audit else None
     out = []
     with threadpool_limits(1):
         for r in folds:
@@ -168,7 +169,7 @@ def _loocv_chunk(
             fb = fit_fold(blocks, train, test, names_all)
             win, lose = payload["pairs"].for_training(train, n)
             if audit:
-                check_fold(blocks, fb, win, lose, where=f"LOOCV fold {r}")
+                check_fold(blocks, fb, win, lose, where=f"LOOCV fold {r}", stats=stats)
             dims = {b: fb.transforms[b].n_out for b in names_all}
             res = []
             for model, settings, names in jobs:

@@ -88,8 +88,12 @@ def default_model_fits(
     return fits
 
 
-def oof_prediction_rows(design: Design, fits: Sequence[FitResult]) -> pl.DataFrame:
-    """Rows in the layout of ``marts.fct_oof_predictions`` (without ``prediction_key``)."""
+def oof_prediction_rows(
+    design: Design, fits: Sequence[FitResult], config_hash: bool = False
+) -> pl.DataFrame:
+    """Rows in the contract layout of ``marts.fct_oof_predictions`` (without the derived
+    ``prediction_key``); ``config_hash=True`` adds the fit's configuration hash (also in
+    :func:`fit_rows`, joinable on ``fit_id``)."""
     gold = design.keys.select("category", "product_code").with_columns(
         pl.Series("gold_value", design.target)
     )
@@ -106,7 +110,6 @@ def oof_prediction_rows(design: Design, fits: Sequence[FitResult]) -> pl.DataFra
                 pl.lit(False).alias("is_bench_variant"),
                 pl.lit(SOURCE).alias("source"),
                 pl.lit(f.fit_id).alias("fit_id"),
-                pl.lit(f.config_hash).alias("config_hash"),
                 pl.col("category"),
                 pl.col("product_code").cast(pl.Int32),
                 (pl.col("category") + ":" + pl.col("product_code").cast(pl.String)).alias(
@@ -119,6 +122,7 @@ def oof_prediction_rows(design: Design, fits: Sequence[FitResult]) -> pl.DataFra
                 pl.col("predicted_score"),
                 pl.lit(design.data_origin).alias("data_origin"),
                 pl.lit(None, pl.String).alias("source_file"),
+                *([pl.lit(f.config_hash).alias("config_hash")] if config_hash else []),
             )
         )
     return pl.concat(frames) if frames else pl.DataFrame()

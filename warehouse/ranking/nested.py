@@ -39,7 +39,7 @@ from scipy.stats import rankdata
 from warehouse.ranking import models as mdl
 from warehouse.ranking.cache import FitCache, config_hash, fit_id, library_versions
 from warehouse.ranking.design import Design, DesignError
-from warehouse.ranking.guards import check_fold
+from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.loocv import (
     FitResult,
     Job,
@@ -96,6 +96,7 @@ def _pair_chunk(payload, model: str, settings, names, pairs: np.ndarray, warm, a
 
     n = payload["n"]
     blocks = payload["blocks"]
+    stats = block_stats(blocks) if audit else None
     out = np.empty((len(pairs), 2))
     steps = 0
     with threadpool_limits(1):
@@ -105,7 +106,7 @@ def _pair_chunk(payload, model: str, settings, names, pairs: np.ndarray, warm, a
             fb = fit_fold(blocks, train, test, names)
             win, lose = payload["pairs"].for_training(train, n)
             if audit:
-                check_fold(blocks, fb, win, lose, where=f"nested pair ({i}, {j})")
+                check_fold(blocks, fb, win, lose, where=f"nested pair ({i}, {j})", stats=stats)
             fold = make_fold(payload, fb, names, win, lose)
             w0 = None
             if warm is not None:

@@ -116,6 +116,34 @@ def synthetic_blocks(
     return {k: v[:n] for k, v in out.items()}, {k: v[n:] for k, v in out.items()}
 
 
+C_VARIANTS = {
+    "C:dmpnn": 300,  # encoder swap: D-MPNN compound vectors instead of Morgan-SVD
+    "C:uniform_mean": 64,  # aggregation rules of the ablation
+    "C:max": 64,
+    "C:top3_conc": 64,
+    "C:linear": 64,
+}
+
+
+def synthetic_variants(
+    keys: pl.DataFrame,
+    ref_keys: pl.DataFrame,
+    seed: int = 43,
+    variants: Mapping[str, int] = C_VARIANTS,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Extra C-block variants (encoder swap, aggregation rules) shaped like the features side's."""
+    rng = np.random.default_rng(seed)
+    cats = sorted(set(keys["category"].to_list()) | set(ref_keys["category"].to_list()))
+    all_cats = keys["category"].to_list() + ref_keys["category"].to_list()
+    cat_idx = np.array([cats.index(c) for c in all_cats])
+    n = keys.height
+    out, refs = {}, {}
+    for name, p in variants.items():
+        mat = _block(rng, cat_idx, len(cats), p, DECAY["C"])
+        out[name], refs[name] = mat[:n], mat[n:]
+    return out, refs
+
+
 def planted_target(
     keys: pl.DataFrame, signal: np.ndarray, seed: int = 42, strength: float = 1.0
 ) -> np.ndarray:

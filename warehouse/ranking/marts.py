@@ -26,7 +26,7 @@ import polars as pl
 from warehouse.ranking import models as mdl
 from warehouse.ranking.ablation import cached_fits, default_jobs, grid_jobs, grid_metrics, run_grid
 from warehouse.ranking.cache import FitCache, canonical_json
-from warehouse.ranking.design import Design, design_from_frames
+from warehouse.ranking.design import Design, FeatureSet, design_from_frames
 from warehouse.ranking.guards import assert_no_target_leak
 from warehouse.ranking.loocv import FitResult, Job, run_fits
 from warehouse.ranking.nested import align_external, run_ensembles
@@ -83,7 +83,7 @@ def default_model_fits(
     fits = run_fits(design, jobs, cache, n_jobs)
     gemini = external_predictions(design, oof)
     for model in ensemble_models:
-        job = Job(model, jobs[0].feature_set)
+        job = Job(model, FeatureSet.parse(design.feature_set))
         fits += run_ensembles(design, job, gemini, "gemini", cache, n_jobs)
     return fits
 

@@ -10,6 +10,7 @@ models and nothing is cached.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -124,7 +125,10 @@ def reference_scores(
             probability=True,
             max_iter=5000,
             random_state=mdl.SEED,
-        ).fit(x, lab)
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # sklearn 1.9: probability=True
+            svc.fit(x, lab)
         col = list(svc.classes_).index(1.0)
         return np.array(
             [

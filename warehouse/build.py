@@ -109,18 +109,20 @@ def ensure_manifest(settings: Settings) -> Path:
 
 def run_quality_gate(staging_path: Path, settings: Settings, log: Callable[[str], None]) -> None:
     """GX suites and de-identification guards on the staging file, before the swap: writes
-    reports.rpt_data_quality into it, the HTML report and a history line under the build dir, and
-    raises QualityError (a WarehouseError) if anything failed (docs/quality.md)."""
+    reports.rpt_data_quality into it, the HTML report and a history line beside the warehouse
+    file (also when it fails), and raises QualityError (a WarehouseError) if anything failed
+    (docs/quality.md)."""
     from warehouse.quality.governance import manifest_path
-    from warehouse.quality.runner import run_quality
+    from warehouse.quality.runner import report_paths, run_quality
 
     log("validating: GX suites and de-identification guards")
+    report_path, history_path = report_paths(settings.db_path)
     result = run_quality(
         staging_path,
         manifest=manifest_path(settings.build_dir),
         write_table=True,
-        report_path=settings.build_dir / "reports" / "quality.html",
-        history_path=settings.build_dir / "quality" / "history.jsonl",
+        report_path=report_path,
+        history_path=history_path,
         settings=settings,
         trigger="build",
         published_as=settings.db_path,

@@ -234,11 +234,12 @@ def report(
 def quality(
     db: Annotated[Path | None, typer.Option(help="DuckDB file (opened read-only).")] = None,
     out: Annotated[
-        Path | None, typer.Option(help="HTML report. Default: <build dir>/reports/quality.html.")
+        Path | None,
+        typer.Option(help="HTML report. Default: reports/quality.html beside the warehouse."),
     ] = None,
     history: Annotated[
         Path | None,
-        typer.Option(help="History file (JSON lines). Default: <build dir>/quality/history.jsonl."),
+        typer.Option(help="History (JSON lines). Default: quality/history.jsonl beside it."),
     ] = None,
 ) -> None:
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
@@ -246,17 +247,18 @@ def quality(
 
     from warehouse.build import ensure_manifest
     from warehouse.config import load_settings
-    from warehouse.quality.runner import run_quality
+    from warehouse.quality.runner import report_paths, run_quality
 
     settings = load_settings(db_path=db)
+    report_path, history_path = report_paths(settings.db_path)
     console = _console()
     with _progress().status("validating the warehouse") as status:
         result = run_quality(
             settings.db_path,
             manifest=ensure_manifest(settings),
             write_table=False,
-            report_path=out or settings.build_dir / "reports" / "quality.html",
-            history_path=history or settings.build_dir / "quality" / "history.jsonl",
+            report_path=out or report_path,
+            history_path=history or history_path,
             settings=settings,
             trigger="cli",
             log=status.update,
@@ -275,7 +277,9 @@ def quality(
     result.raise_for_failures("tastebench quality")
 
 
-_GATED_HELP = "Gated folder (code maps, pair sides, solution). Default: <build dir>/gated."
+_GATED_HELP = (
+    "Gated folder (code maps, pair sides, solution). Default: gated/ beside the DuckDB file."
+)
 
 
 @app.command()
@@ -287,7 +291,7 @@ def release(
     """Export the de-identified public benchmark (guards must pass; see docs/release.md)."""
     from warehouse.config import load_settings
     from warehouse.release.export import export_release
-    from warehouse.release.gated import default_gated_dir
+    from warehouse.release.gated import gated_dir_for
 
     settings = load_settings(db_path=db)
     console = _console()
@@ -296,7 +300,8 @@ def release(
         result = export_release(
             out_dir,
             db_path=settings.db_path,
-            gated_dir=gated_dir or default_gated_dir(settings.build_dir),
+            gated_dir=gated_dir or gated_dir_for(settings.db_path),
+            settings=settings,
             log=lambda m: status.update(m) or progress.log(m),
         )
     console.print(
@@ -309,11 +314,11 @@ def release(
         )
     reused = "reused" if result.code_map_reused else "drawn now"
     console.print(f"public codes {reused}; gated folder: {result.gated_dir}")
-    audits = result.audits[result.audits["metric"] == "pairwise_accuracy"]
-    for r in audits.itertuples():
-        if r.policy != "random":
+    for r in result.audits.iter_rows(named=True):
+        if r["metric"] == "pairwise_accuracy" and r["policy"] != "random":
             console.print(
-                f"audit {r.policy}: {r.point:.3f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}] (chance 0.5)"
+                f"audit {r['policy']}: {r['point']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}] "
+                "(chance 0.5)"
             )
     console.print(f"Check it: tastebench verify {result.out_dir}")
 
@@ -350,7 +355,7 @@ def competition(
     folder only."""
     from warehouse.config import load_settings
     from warehouse.release.competition import export_competition
-    from warehouse.release.gated import default_gated_dir
+    from warehouse.release.gated import gated_dir_for
 
     settings = load_settings(db_path=db)
     console = _console()
@@ -359,7 +364,7 @@ def competition(
         result = export_competition(
             out_dir,
             db_path=settings.db_path,
-            gated_dir=gated_dir or default_gated_dir(settings.build_dir),
+            gated_dir=gated_dir or gated_dir_for(settings.db_path),
             log=lambda m: status.update(m) or progress.log(m),
         )
     console.print(

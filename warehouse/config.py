@@ -68,6 +68,11 @@ class Settings:
     def default_simulation_dir(self) -> Path:
         return self.build_dir / "nectar_simulated"
 
+    @property
+    def features_cache_dir(self) -> Path:
+        """Vector cache of the feature blocks (text embeddings, image descriptors)."""
+        return self.build_dir / "features" / "cache"
+
     def as_record(self) -> dict[str, str | None]:
         """Every setting by name, paths as strings (what a build records)."""
         return {

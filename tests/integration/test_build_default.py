@@ -119,6 +119,15 @@ def test_every_mart_carries_its_data_origin(db) -> None:
         "agg_split_half_reliability",
         "agg_group_size_curve",
         "agg_human_baseline",
+        # feature blocks: built from the bundle's labels and photos
+        "fct_features_subset",
+        "fct_features_nutrition",
+        "fct_features_compound",
+        "fct_features_compound_variants",
+        "fct_features_ingredient_matches",
+        "fct_features_text",
+        "fct_features_image",
+        "agg_feature_coverage",
     }
     seen = set()
     for t in tables.table_name:

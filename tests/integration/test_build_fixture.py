@@ -138,6 +138,27 @@ def test_foodatlas_v1_and_v4_are_unioned(built) -> None:
     )
 
 
+def test_foodatlas_attestations_are_typed(built) -> None:
+    con = duckdb.connect(str(built[0].db_path), read_only=True)
+    rows = con.sql(
+        "select attestation_id, concentration_value, concentration_unit, filter_score, "
+        "is_validated, is_validated_correct, file_row_number "
+        "from staging.stg_foodatlas__attestations order by attestation_id"
+    ).fetchall()
+    types = dict(
+        con.sql(
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = 'stg_foodatlas__attestations'"
+        ).fetchall()
+    )
+    con.close()
+    assert rows == [
+        ("a1", 1.5, "mg/100g", 0.9, True, True, 1),
+        ("a2", None, None, 0.4, False, None, 2),
+    ]
+    assert types["concentration_value"] == "DOUBLE" and types["is_validated"] == "BOOLEAN"
+
+
 def test_every_raw_table_has_lineage_columns(built) -> None:
     con = duckdb.connect(str(built[0].db_path), read_only=True)
     tables = [

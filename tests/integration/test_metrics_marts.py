@@ -5,8 +5,11 @@ against the published Table 2, `tastebench evaluate --gold warehouse` and the HT
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -182,3 +185,41 @@ def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "cli.html").stat().st_size > 10000
+
+
+def test_commands_work_in_a_fresh_shell_after_a_build(built, public_dir, tmp_path) -> None:
+    """After a build, `tastebench evaluate` and `tastebench sql` run with no variable exported
+    but the build folder (the default one needs none): the data mirror comes from the build's
+    record (last_build.json), not from the environment."""
+    settings, _ = built
+    record = json.loads((settings.build_dir / "last_build.json").read_text())
+    assert record["settings"]["mirror"] == str(settings.mirror)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TASTEBENCH_") and k not in ("VIRTUAL_ENV",)
+    }
+    env["TASTEBENCH_BUILD_DIR"] = str(settings.build_dir)
+    exe = Path(sys.executable).with_name("tastebench")
+    oof = public_dir / "food_similarity/results/oof_predictions/nested_bt_gemini_nnls.csv"
+    proc = subprocess.run(
+        [str(exe), "evaluate", str(oof), "--bootstrap", "200", "--json", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "nested_bt_gemini_nnls" in proc.stdout and "…" not in proc.stdout  # never cut
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["models"][0]["metrics"]["pairwise_accuracy"]["point"] == pytest.approx(
+        0.683, abs=0.0005
+    )
+    sql = subprocess.run(
+        [str(exe), "sql", "select count(*) as n from marts.dim_categories", "--format", "csv"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert sql.returncode == 0 and sql.stdout.splitlines()[1].isdigit(), sql.stderr

@@ -122,7 +122,10 @@ def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
     (dbt itself ran in the module build) and a manifest that declares a table with a brand
     column public: the build must exit non-zero and leave the live file byte-identical."""
     settings, _ = built
-    before = _sha(settings.db_path)
+    live = tmp_path / "wh" / "tastebench.duckdb"  # a copy of the live warehouse, served from wh/
+    live.parent.mkdir()
+    shutil.copyfile(settings.db_path, live)
+    before = _sha(live)
     build_dir = tmp_path / "build"
 
     def fake_dbt(args, settings_, db_path, work_dir=None):
@@ -134,7 +137,7 @@ def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
     monkeypatch.setattr(
         sys,
         "argv",
-        ["tastebench", "build", "--db", str(settings.db_path), "--mirror", str(settings.mirror),
+        ["tastebench", "build", "--db", str(live), "--mirror", str(settings.mirror),
          "--nectar", str(settings.default_simulation_dir)],
     )  # fmt: skip
     with pytest.raises(SystemExit) as exc:
@@ -143,7 +146,10 @@ def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(
     err = capsys.readouterr().err
     assert "quality gate failed" in err and "stg_nectar__products" in err
     assert "forbidden_column_name" in err
-    assert _sha(settings.db_path) == before
-    assert not list(settings.db_path.parent.glob(".*building*"))
-    history = (build_dir / "quality" / "history.jsonl").read_text().splitlines()
+    assert _sha(live) == before
+    assert not list(live.parent.glob(".*building*"))
+    # the failed build's report and history live beside the warehouse file, not in build_dir
+    history = (live.parent / "quality" / "history.jsonl").read_text().splitlines()
     assert json.loads(history[-1])["success"] is False
+    assert (live.parent / "reports" / "quality.html").is_file()
+    assert not (build_dir / "quality").exists() and not (build_dir / "reports").exists()

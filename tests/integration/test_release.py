@@ -1,11 +1,13 @@
 """Release, verify and competition on the default (simulated) build (issue #6 items 4-5 "Must
 show"): release -> verify round-trips with identical numbers; the release passes every guard
-(no forbidden column, no panel mean, no row-order leak); tampering makes verify fail naming the
-file; the code map stays gated and is reused (identical outputs); the competition's audits sit
-at chance, its solution stays gated and its decoys have Jaccard < 0.8."""
+(no forbidden column, no panel mean, no row-order leak, no cross-file link); tampering makes
+verify fail naming the file; the code map stays gated and is reused (identical outputs); every
+table has a Parquet twin that DuckDB and pyarrow read with the Croissant types (issue #10); the
+competition's audits sit at chance, its solution stays gated and its decoys have Jaccard < 0.8."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -14,6 +16,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -21,7 +25,7 @@ from warehouse.cli import app
 from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
 from warehouse.release import competition as comp
 from warehouse.release.gated import CODE_MAP
-from warehouse.release.tables import ReleaseError, write_manifest
+from warehouse.release.tables import ARROW_TYPES, CROISSANT_TYPES, ReleaseError, write_manifest
 from warehouse.release.verify import verify_release
 
 pytestmark = pytest.mark.integration
@@ -132,15 +136,18 @@ def test_row_order_is_a_function_of_released_columns(release) -> None:
 
 def test_true_rank_and_gold_pairs_match_the_public_gold(release, con, public_dir: Path) -> None:
     """The simulation keeps the public gold order (raw codes = original public codes), so our
-    true_rank, mapped back through the gated map, equals the published true_rank."""
+    true_rank, mapped back through the gated map, equals the published true_rank of the upstream
+    file (referenced by hash in metrics/upstream_files.csv, not re-published)."""
     out, gated = release
     cmap = pd.read_csv(gated / CODE_MAP)
     ours = _csv(out / "benchmark" / "products.csv").merge(cmap, on=["category", "public_code"])
-    tb = _csv(out / "tastebench_public_oof" / "ridge_SNCTI_bench.csv")
-    m = tb.merge(
-        ours, left_on=["category", "tastebench_public_code"],
-        right_on=["category", "product_code"], suffixes=("_tb", ""),
-    )  # fmt: skip
+    upstream = _csv(out / "metrics" / "upstream_files.csv")
+    assert len(upstream) == 10 and set(upstream["role"]) == {"oof", "gold_pairs"}
+    assert not (out / "tastebench_public_oof").exists()
+    tb = _csv(
+        public_dir / "food_similarity" / "results" / "oof_predictions" / "ridge_SNCTI_bench.csv"
+    )
+    m = tb.merge(ours, on=["category", "product_code"], suffixes=("_tb", ""))
     assert len(m) == 215 and (m["true_rank_tb"] == m["true_rank"]).all()
     gold = _csv(out / "benchmark" / "gold_pairs.csv")
     assert len(gold) == 932 and set(gold["data_origin"]) == {"simulation"}
@@ -223,8 +230,9 @@ def test_competition_solution_stays_gated(competition) -> None:
     out, solution = competition
     assert solution.is_file() and not solution.is_relative_to(out)
     assert sorted(p.name for p in out.iterdir()) == [
-        "MANIFEST.sha256", "README.md", "croissant.json", "products.csv", "ranking_pairs.csv",
-        "sample_submission.csv",
+        "MANIFEST.sha256", "README.md", "croissant.json", "products.csv", "products.parquet",
+        "ranking_pairs.csv", "ranking_pairs.parquet", "sample_submission.csv",
+        "sample_submission.parquet",
     ]  # fmt: skip
     pairs = _csv(out / "ranking_pairs.csv")
     assert list(pairs.columns) == ["pair_id", "category", "public_code_1", "public_code_2"]
@@ -249,13 +257,54 @@ def test_competition_audits_at_chance(competition) -> None:
 
 def test_competition_decoys_below_jaccard_and_guards_pass(competition, con) -> None:
     out, solution = competition
-    gated_map = pd.read_csv(solution.parent / "code_map.csv")
-    products = _csv(out / "products.csv").merge(gated_map[["public_code", "kind"]])
+    gated_map = pl.read_csv(solution.parent / "code_map.csv", infer_schema_length=None)
+    products = _csv(out / "products.csv").merge(gated_map.select("public_code", "kind").to_pandas())
     assert set(products["kind"]) == {"rated", "decoy"}
     assert (products["kind"] == "rated").sum() == 215
     for _, g in products.groupby("category"):
         rated = [comp.ingredient_tokens(t) for t in g.loc[g.kind == "rated", "ingredient_list"]]
         for text in g.loc[g.kind == "decoy", "ingredient_list"]:
             assert comp.max_jaccard(text, rated) < 0.8
-    ctx = GatedContext.from_warehouse(con, code_map=comp._guard_ctx_map(gated_map))
+    ctx = GatedContext.from_warehouse(con, code_map=comp.guard_ctx_map(gated_map))
     assert guard_release_dir(out, ctx) == []
+
+
+@pytest.mark.parametrize("which", ["release", "competition"])
+def test_parquet_twins_load_in_duckdb_and_pyarrow_with_the_croissant_types(
+    which, release, competition
+) -> None:
+    out = release[0] if which == "release" else competition[0]
+    doc = json.loads((out / "croissant.json").read_text())
+    sets = {
+        rs["field"][0]["source"]["fileObject"]["@id"]: {
+            f["name"]: f["dataType"] for f in rs["field"]
+        }
+        for rs in doc["recordSet"]
+    }
+    by_arrow = {str(ARROW_TYPES[t]): c for t, c in CROISSANT_TYPES.items()}
+    by_duckdb = {"VARCHAR": "sc:Text", "BIGINT": "sc:Integer", "DOUBLE": "sc:Float",
+                 "BOOLEAN": "sc:Boolean"}  # fmt: skip
+    files = {d["@id"] for d in doc["distribution"]}
+    csvs = sorted(out.rglob("*.csv"))
+    assert csvs
+    for path in csvs:
+        rel = path.relative_to(out).as_posix()
+        twin = path.with_suffix(".parquet")
+        twin_rel = twin.relative_to(out).as_posix()
+        assert twin.is_file() and twin_rel in files, twin_rel
+        types = sets[twin_rel]
+        assert types == sets[rel]  # the same types as the CSV's record set
+        arrow = pq.read_table(twin)
+        assert {f.name: by_arrow[str(f.type)] for f in arrow.schema} == types
+        con = duckdb.connect()
+        try:
+            described = con.execute(f"describe select * from read_parquet('{twin}')").fetchall()
+            n = con.execute(f"select count(*) from read_parquet('{twin}')").fetchone()[0]
+        finally:
+            con.close()
+        assert {name: by_duckdb[t] for name, t, *_ in described} == types
+        csv = pl.read_csv(path, infer_schema_length=0)
+        assert n == len(csv) == arrow.num_rows
+        # same rows: the Parquet values written as text are the CSV's cells
+        back = pl.from_arrow(arrow)
+        assert back.columns == csv.columns

@@ -98,3 +98,12 @@ def test_the_checks_catch_a_violation(tmp_path: Path) -> None:
         "warehouse.quality.guards",
         "warehouse.metrics.marts",
     ]
+
+
+def test_no_module_over_the_line_limit() -> None:
+    long = {
+        str(p.relative_to(REPO_ROOT)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"split these modules along a natural seam: {long}"

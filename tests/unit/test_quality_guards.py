@@ -1,21 +1,26 @@
 """De-identification guards (BENCHMARK.md §7): a clean public frame passes; each planted leak
-fails its rule with a message naming the table, the column and the rule."""
+fails its rule with a message naming the table, the rows, the column and the rule, and never the
+gated value."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.quality import guards
 from warehouse.quality.guards import GatedContext, GuardViolation
+from warehouse.quality.identifiers import fingerprint
 
 CATEGORIES = ("Bacon", "Burgers", "Milk", "Yogurt")
 N_ANALOGS = 10
 TABLE = "release/products.csv"
+UPC = "087177842718"
+BRANDS = ["Havtra", "Stone Bend Provisions", "Ben & Jerry's", "Crème Verte", "Zo"]
 
 
 @pytest.fixture(scope="module")
@@ -26,53 +31,58 @@ def ctx() -> GatedContext:
         for code in range(1, N_ANALOGS + 2):
             analog = code <= N_ANALOGS
             mean = rng.uniform(2, 5.5) if analog else rng.uniform(5.5, 6.8)
-            rows.append((cat, code, mean + rng.uniform(0, 1e-3), analog))
+            rows.append((cat, code, mean + rng.uniform(0, 1e-3), analog, int(rng.integers(20, 90))))
         perm = rng.permutation(N_ANALOGS) + 1
         cmap += [(cat, code, int(p)) for code, p in zip(range(1, N_ANALOGS + 1), perm, strict=True)]
         cmap.append((cat, N_ANALOGS + 1, N_ANALOGS + 1))
-    means = pd.DataFrame(rows, columns=["category", "product_code", "panel_mean", "is_analog"])
-    code_map = pd.DataFrame(cmap, columns=["category", "product_code", "public_code"])
+    means = pl.DataFrame(
+        rows,
+        schema=["category", "product_code", "panel_mean", "is_analog", "n_ratings"],
+        orient="row",
+    )
+    code_map = pl.DataFrame(cmap, schema=["category", "product_code", "public_code"], orient="row")
     panelists = []
     for cat in CATEGORIES[:3]:
         for block in (0, 1):
             people = rng.choice(np.arange(1, 31), size=8, replace=False)
             order = rng.permutation(8) + 1
             panelists += [(cat, block, int(n), int(p)) for n, p in zip(order, people, strict=True)]
-    panelists = pd.DataFrame(
-        panelists, columns=["category", "block_id", "panelist_number", "respondent_id"]
+    panelists = pl.DataFrame(
+        panelists,
+        schema=["category", "block_id", "panelist_number", "respondent_id"],
+        orient="row",
     )
     ctx = GatedContext(
         panel_means=means,
-        names=guards.brand_names(["Havtra", "Stone Bend Provisions"]),
-        identifier_values={
-            "upc": frozenset({guards._digits("087177842718")}),
-            "join_key": frozenset({"2025_Bacon_1"}),
-        },
+        names=guards.brand_names(BRANDS),
+        identifier_values={"upc": frozenset({UPC}), "join_key": frozenset({"2025_Bacon_1"})},
         code_map=code_map,
         panelists=panelists,
+        known_brands=guards.brand_names(["Beyond Meat", "Oatly"]),
     )
     # sanity: the fixture's own map is a valid permutation
-    assert not guards._code_map_violations("map", "public_code", ctx)
+    assert not guards.code_map_violations("map", "public_code", ctx)
     return ctx
 
 
 @pytest.fixture()
-def products(ctx: GatedContext) -> pd.DataFrame:
+def products(ctx: GatedContext) -> pl.DataFrame:
     """A clean public products table: public codes, brand-free text, a feature, released order."""
     rng = np.random.default_rng(11)
-    frame = ctx.code_map[["category", "public_code"]].copy()
-    frame["cleaned_ingredients"] = "Water | Pea Protein | Coconut Oil | Salt"
-    frame["total_fat_g_per_100g"] = rng.uniform(1, 30, len(frame)).round(2)
-    return frame.sort_values(["category", "public_code"]).reset_index(drop=True)
+    frame = ctx.code_map.select("category", "public_code")
+    frame = frame.with_columns(
+        cleaned_ingredients=pl.lit("Water | Pea Protein | Coconut Oil | Salt"),
+        total_fat_g_per_100g=pl.Series(rng.uniform(1, 30, len(frame)).round(2)),
+    )
+    return frame.sort("category", "public_code")
 
 
 @pytest.fixture()
-def panel_rows(ctx: GatedContext) -> pd.DataFrame:
+def panel_rows(ctx: GatedContext) -> pl.DataFrame:
     """A clean panelist-level table: per-block 1..n numbering, no person key."""
-    p = ctx.panelists.sort_values(["category", "block_id", "panelist_number"])
-    out = p[["category", "block_id", "panelist_number"]].reset_index(drop=True)
-    out["pairwise_accuracy"] = np.linspace(0.3, 0.9, len(out))
-    return out
+    p = ctx.panelists.sort("category", "block_id", "panelist_number")
+    out = p.select("category", "block_id", "panelist_number")
+    return out.with_columns(pairwise_accuracy=pl.Series(np.linspace(0.3, 0.9, len(out))))
 
 
 def _assert_named(violations: list[GuardViolation], table: str, column: str, rule: str) -> str:
@@ -83,14 +93,17 @@ def _assert_named(violations: list[GuardViolation], table: str, column: str, rul
     return msg
 
 
-def _raw_codes(frame: pd.DataFrame, ctx: GatedContext) -> pd.Series:
-    m = frame.merge(ctx.code_map, on=["category", "public_code"], how="left")
-    return m["product_code"]
+def _joined(frame: pl.DataFrame, ctx: GatedContext) -> pl.DataFrame:
+    m = frame.with_row_index("_r").join(ctx.code_map, on=["category", "public_code"], how="left")
+    return m.join(ctx.panel_means, on=["category", "product_code"], how="left").sort("_r")
 
 
-def _panel_mean(frame: pd.DataFrame, ctx: GatedContext) -> pd.Series:
-    m = frame.merge(ctx.code_map, on=["category", "public_code"], how="left")
-    return m.merge(ctx.panel_means, on=["category", "product_code"], how="left")["panel_mean"]
+def _raw_codes(frame: pl.DataFrame, ctx: GatedContext) -> pl.Series:
+    return _joined(frame, ctx)["product_code"]
+
+
+def _panel_mean(frame: pl.DataFrame, ctx: GatedContext) -> np.ndarray:
+    return _joined(frame, ctx)["panel_mean"].to_numpy()
 
 
 # --- clean inputs pass ------------------------------------------------------------------------
@@ -100,56 +113,130 @@ def test_clean_public_tables_pass_every_rule(ctx, products, panel_rows) -> None:
     assert guards.guard_frames({TABLE: products, "release/panelists.csv": panel_rows}, ctx) == []
 
 
+def test_pandas_frames_are_converted_at_the_boundary(ctx, products) -> None:
+    assert guards.guard_frame(TABLE, products.to_pandas(), ctx) == []
+
+
 # --- one planted leak per rule ----------------------------------------------------------------
 def test_forbidden_column_name(ctx, products) -> None:
-    leaked = products.assign(Brand="Havtra", product_code=_raw_codes(products, ctx).to_numpy())
+    leaked = products.with_columns(Brand=pl.lit("Havtra"), product_code=_raw_codes(products, ctx))
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["forbidden_column_name"])
     assert "a brand" in _assert_named(v, TABLE, "Brand", "forbidden_column_name")
     assert "raw product code" in _assert_named(v, TABLE, "product_code", "forbidden_column_name")
-    counts = products.assign(n_respondents=30)  # counts are fine
+    counts = products.with_columns(n_respondents=pl.lit(30))  # counts are fine
     assert guards.guard_frame(TABLE, counts, ctx, rules=["forbidden_column_name"]) == []
 
 
-def test_gated_identifier_values(ctx, products) -> None:
-    leaked = products.assign(sku="0" + "87177842718", note="ref 2025_Bacon_1")
-    leaked.loc[0, "note"] = "2025_Bacon_1"
+def test_gated_identifier_values_name_rows_and_never_the_value(ctx, products) -> None:
+    note = ["ok"] * len(products)
+    note[0], note[4] = "2025_Bacon_1", "ref 2025-bacon-1 kept"
+    sku = ["x"] * len(products)
+    sku[2] = "0 87177 84271 8"  # with separators
+    sku[6] = "UPC 8717784271"  # without the check digit, leading zero dropped
+    leaked = products.with_columns(sku=pl.Series(sku), note=pl.Series(note))
+    leaked = leaked.with_columns(barcode_number=pl.lit(87177842718, dtype=pl.Int64))
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["gated_identifier_values"])
-    assert "UPC" in _assert_named(v, TABLE, "sku", "gated_identifier_values")
-    assert "join_key" in _assert_named(v, TABLE, "note", "gated_identifier_values")
+    msg = _assert_named(v, TABLE, "sku", "gated_identifier_values")
+    assert "rows 3, 7" in msg and "UPC" in msg
+    assert "rows 1, 5" in _assert_named(v, TABLE, "note", "gated_identifier_values")
+    _assert_named(v, TABLE, "barcode_number", "gated_identifier_values")
+    text = " ".join(x.message for x in v)
+    assert "87177" not in text and "2025_Bacon_1" not in text and "2025-bacon" not in text
+    assert fingerprint("87177842718") in text
 
 
 def test_panel_mean_shape_renamed_column(ctx, products) -> None:
-    leaked = products.assign(score=_panel_mean(products, ctx).to_numpy())
+    leaked = products.with_columns(score=pl.Series(_panel_mean(products, ctx)))
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["panel_mean_shape"])
-    assert "joined on the product key" in _assert_named(v, TABLE, "score", "panel_mean_shape")
+    msg = _assert_named(v, TABLE, "score", "panel_mean_shape")
+    assert "joined on the product key" in msg
+    assert f"{_panel_mean(products, ctx)[0]:.4f}"[:5] not in msg  # no value quoted
 
 
 def test_panel_mean_shape_rescaled_and_unkeyed(ctx, products) -> None:
-    rescaled = products.assign(similarity01=(_panel_mean(products, ctx).to_numpy() - 1) / 6)
-    rescaled = rescaled.rename(columns={"similarity01": "x01"})
+    rescaled = products.with_columns(x01=pl.Series((_panel_mean(products, ctx) - 1) / 6))
     v = guards.guard_frame(TABLE, rescaled, ctx, rules=["panel_mean_shape"])
     assert "rescaled" in _assert_named(v, TABLE, "x01", "panel_mean_shape")
     # no product key at all: sorted-value matching against the gated means
-    values = ctx.panel_means["panel_mean"].sample(frac=1, random_state=3).round(6)
-    unkeyed = pd.DataFrame({"value": values.to_numpy()})
+    values = ctx.panel_means["panel_mean"].sample(fraction=1, shuffle=True, seed=3).round(6)
+    unkeyed = pl.DataFrame({"value": values})
     v = guards.guard_frame("release/values.csv", unkeyed, ctx, rules=["panel_mean_shape"])
     assert "sorted-value" in _assert_named(v, "release/values.csv", "value", "panel_mean_shape")
 
 
-def test_brand_in_text(ctx, products) -> None:
-    leaked = products.copy()
-    leaked.loc[3, "cleaned_ingredients"] = "havtra plant-based bacon blend (Water, Salt) | Oil"
-    leaked.loc[5, "cleaned_ingredients"] = "Water | STONE BEND seasoning"
+def test_target_near_copy_with_noise(ctx, products) -> None:
+    """The adversary's column: panel mean + small noise (r ~ .9998) under a feature-like name."""
+    pm = _panel_mean(products, ctx)
+    noise = np.random.default_rng(5).normal(0, 0.02, len(pm))
+    leaked = products.with_columns(protein_g=pl.Series(np.round(pm + noise, 3)))
+    assert guards.guard_frame(TABLE, leaked, ctx, rules=["panel_mean_shape"]) == []
+    v = guards.guard_frame(TABLE, leaked, ctx, rules=["target_near_copy"])
+    assert "near-copy" in _assert_named(v, TABLE, "protein_g", "target_near_copy")
+    # correlated (.99 <= r < .9999) but not close: an affine copy with more noise
+    affine = products.with_columns(score=pl.Series(40 * pm + 3 + 40 * 4 * noise))
+    v = guards.guard_frame(TABLE, affine, ctx, rules=["target_near_copy"])
+    assert "Pearson r" in _assert_named(v, TABLE, "score", "target_near_copy")
+
+
+def test_target_near_copy_rating_sums(ctx, products) -> None:
+    """Per-product rating sums: the mean once divided by the number of ratings."""
+    j = _joined(products, ctx)
+    sums = np.round(j["panel_mean"].to_numpy() * j["n_ratings"].to_numpy())
+    leaked = products.with_columns(potassium_mg=pl.Series(sums))
+    v = guards.guard_frame(TABLE, leaked, ctx, rules=["panel_mean_shape", "target_near_copy"])
+    msg = _assert_named(v, TABLE, "potassium_mg", "target_near_copy")
+    assert "number of ratings" in msg
+    # and divided by a published count column of the same table
+    leaked = leaked.with_columns(n_tasters=j["n_ratings"].cast(pl.Int64))
+    v = guards.guard_frame(TABLE, leaked, ctx, rules=["target_near_copy"])
+    assert "potassium_mg" in {x.column for x in v}
+
+
+def test_target_near_copy_on_pairs(ctx) -> None:
+    cmap = ctx.code_map.filter(pl.col("public_code") <= N_ANALOGS)
+    pairs = cmap.join(cmap, on="category", suffix="_2").filter(
+        pl.col("public_code") < pl.col("public_code_2")
+    )
+    pairs = pairs.rename({"public_code": "public_code_1"}).sort("category", "public_code_1")
+    means = ctx.panel_means.select("category", "product_code", "panel_mean")
+    d = (
+        pairs.join(means, on=["category", "product_code"])
+        .join(means, left_on=["category", "product_code_2"], right_on=["category", "product_code"])
+        .select((pl.col("panel_mean") - pl.col("panel_mean_right")).abs().round(4))
+    )
+    frame = pairs.select("category", "public_code_1", "public_code_2").with_columns(
+        margin=d.to_series()
+    )
+    v = guards.guard_frame("release/pairs.csv", frame, ctx, rules=["target_near_copy"])
+    msg = _assert_named(v, "release/pairs.csv", "margin", "target_near_copy")
+    assert "delta panel mean" in msg
+    clean = frame.with_columns(margin=pl.Series(np.random.default_rng(1).uniform(0, 2, len(frame))))
+    assert guards.guard_frame("p.csv", clean, ctx, rules=["target_near_copy"]) == []
+
+
+def test_brand_in_text_variants_and_seed(ctx, products) -> None:
+    text = ["Water | Salt"] * len(products)
+    text[3] = "havtra plant-based bacon blend (Water, Salt) | Oil"
+    text[5] = "Water | STONE-BEND seasoning"
+    text[7] = "Ben and Jerrys Oat Base"
+    text[9] = "Creme Verte Cashew | Salt"
+    text[11] = "Hav\u00adtra Blend"
+    text[13] = "Zo Burger"
+    text[15] = "Beyond\u200b Meat Patty"  # a seed brand the bundle does not list
+    leaked = products.with_columns(cleaned_ingredients=pl.Series(text))
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["brand_in_text"])
     msg = _assert_named(v, TABLE, "cleaned_ingredients", "brand_in_text")
-    assert "2 row(s)" in msg
+    assert "rows 4, 6, 8, 10, 12 (+2 more)" in msg
+    assert "known brand" in msg and "bundle brand" in msg
+    for name in ("havtra", "stone", "jerry", "creme", "beyond", "zo burger"):
+        assert name not in msg.lower()
     # token boundaries: a longer word that contains the name is not a hit
-    near = products.assign(cleaned_ingredients="Havtrax | Stonebend")
+    near = products.with_columns(cleaned_ingredients=pl.lit("Havtrax | Zoom | Stonebending"))
     assert guards.guard_frame(TABLE, near, ctx, rules=["brand_in_text"]) == []
 
 
 def test_public_codes_equal_to_raw_codes(ctx, products) -> None:
-    identity = ctx.code_map.assign(public_code=ctx.code_map["product_code"])
+    identity = ctx.code_map.with_columns(public_code=pl.col("product_code"))
     bad = ctx.with_code_map(identity)
     v = guards.guard_frame(TABLE, products, bad, rules=["public_code_permutation"])
     assert "equal the raw codes" in _assert_named(
@@ -158,10 +245,12 @@ def test_public_codes_equal_to_raw_codes(ctx, products) -> None:
 
 
 def test_public_codes_correlated_with_target(ctx, products) -> None:
-    means = ctx.panel_means[ctx.panel_means["is_analog"]]
-    ranked = means.assign(public_code=means.groupby("category")["panel_mean"].rank().astype(int))
-    refs = ctx.code_map[ctx.code_map["public_code"] > N_ANALOGS]
-    cmap = pd.concat([ranked[["category", "product_code", "public_code"]], refs])
+    means = ctx.panel_means.filter(pl.col("is_analog"))
+    ranked = means.with_columns(
+        public_code=pl.col("panel_mean").rank("ordinal").over("category").cast(pl.Int64)
+    ).select("category", "product_code", "public_code")
+    refs = ctx.code_map.filter(pl.col("public_code") > N_ANALOGS)
+    cmap = pl.concat([ranked, refs.select(ranked.columns)], how="vertical_relaxed")
     bad = ctx.with_code_map(cmap)
     v = guards.guard_frame(TABLE, products, bad, rules=["public_code_permutation"])
     msg = _assert_named(v, TABLE, "public_code", "public_code_permutation")
@@ -174,55 +263,58 @@ def test_public_codes_without_a_map_cannot_pass(ctx, products) -> None:
 
 
 def test_code_map_written_into_public_folder(ctx, products, tmp_path: Path) -> None:
-    leaked = ctx.code_map.rename(columns={"product_code": "old", "public_code": "new"})
+    leaked = ctx.code_map.rename({"product_code": "old", "public_code": "new"})
     v = guards.guard_frames({TABLE: products, "release/lookup.csv": leaked}, ctx)
     _assert_named(v, "release/lookup.csv", "old, new", "code_map_in_public")
     # and by file name in a release folder
-    products.to_csv(tmp_path / "products.csv", index=False)
+    products.write_csv(tmp_path / "products.csv")
     (tmp_path / "gated_code_map.txt").write_text("nothing tabular\n")
     v = guards.guard_release_dir(tmp_path, ctx)
     _assert_named(v, "gated_code_map.txt", "(file name)", "code_map_in_public")
 
 
 def test_row_order_follows_hidden_panel_mean(ctx, products) -> None:
-    leaked = products.assign(_pm=_panel_mean(products, ctx).to_numpy())
-    leaked = leaked.sort_values(["category", "_pm"]).drop(columns="_pm").reset_index(drop=True)
+    leaked = products.with_columns(_pm=pl.Series(_panel_mean(products, ctx)))
+    leaked = leaked.sort("category", "_pm").drop("_pm")
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["row_order_hidden_id"])
     assert "panel mean" in _assert_named(v, TABLE, "(row order)", "row_order_hidden_id")
 
 
 def test_row_order_follows_raw_code(ctx, products) -> None:
-    leaked = products.assign(_raw=_raw_codes(products, ctx).to_numpy())
-    leaked = leaked.sort_values(["category", "_raw"]).drop(columns="_raw").reset_index(drop=True)
+    leaked = products.with_columns(_raw=_raw_codes(products, ctx))
+    leaked = leaked.sort("category", "_raw").drop("_raw")
     v = guards.guard_frame(TABLE, leaked, ctx, rules=["row_order_hidden_id"])
     assert "raw product code" in _assert_named(v, TABLE, "(row order)", "row_order_hidden_id")
 
 
 def test_cross_block_panelist_key(ctx, panel_rows) -> None:
-    people = panel_rows.merge(ctx.panelists, on=["category", "block_id", "panelist_number"])
-    leaked = panel_rows.assign(
-        panelist_hash=people["respondent_id"].map(
-            lambda r: hashlib.sha256(str(r).encode()).hexdigest()[:10]
+    people = panel_rows.join(ctx.panelists, on=["category", "block_id", "panelist_number"])
+    leaked = panel_rows.with_columns(
+        panelist_hash=people["respondent_id"].map_elements(
+            lambda r: hashlib.sha256(str(r).encode()).hexdigest()[:10], return_dtype=pl.String
         )
     )
     table = "release/panelists.csv"
     v = guards.guard_frame(table, leaked, ctx, rules=["cross_block_panelist_key"])
-    assert "across blocks" in _assert_named(v, table, "panelist_hash", "cross_block_panelist_key")
+    msg = _assert_named(v, table, "panelist_hash", "cross_block_panelist_key")
+    assert "across blocks" in msg and "row" in msg
+    assert not any(h in msg for h in leaked["panelist_hash"].to_list())  # no key quoted
     # without the gated panelist map: a person-like key that recurs across blocks
     v = guards.guard_frame(
-        table, leaked, ctx_without_panelists(ctx), rules=["cross_block_panelist_key"]
+        table, leaked, dataclasses.replace(ctx, panelists=None), rules=["cross_block_panelist_key"]
     )
     _assert_named(v, table, "panelist_hash", "cross_block_panelist_key")
 
 
 def test_cross_block_rare_count_links_one_person(ctx, panel_rows) -> None:
     """A quasi-identifier (e.g. n_categories_rated) whose rare value is one person in 2 blocks."""
-    people = panel_rows.merge(ctx.panelists, on=["category", "block_id", "panelist_number"])
-    counts = people.groupby("respondent_id")["category"].transform("size")
-    multi = people.loc[counts >= 2, "respondent_id"]
-    assert len(multi), "fixture needs a respondent in two blocks"
-    target = multi.iloc[0]
-    leaked = panel_rows.assign(n_categories_rated=np.where(people["respondent_id"] == target, 9, 1))
+    people = panel_rows.join(ctx.panelists, on=["category", "block_id", "panelist_number"])
+    counts = people.group_by("respondent_id").len().filter(pl.col("len") >= 2)
+    assert len(counts), "fixture needs a respondent in two blocks"
+    target = counts.sort("respondent_id")["respondent_id"][0]
+    leaked = panel_rows.with_columns(
+        n_categories_rated=pl.when(people["respondent_id"] == target).then(9).otherwise(1)
+    )
     table = "release/panelists.csv"
     v = guards.guard_frame(table, leaked, ctx, rules=["cross_block_panelist_key"])
     msg = _assert_named(v, table, "n_categories_rated", "cross_block_panelist_key")
@@ -230,7 +322,7 @@ def test_cross_block_rare_count_links_one_person(ctx, panel_rows) -> None:
 
 
 def test_feature_and_target_tables_join(ctx, products) -> None:
-    pairs = pd.DataFrame(
+    pairs = pl.DataFrame(
         {
             "category": ["Bacon", "Bacon", "Milk"],
             "public_code_a": [1, 2, 3],
@@ -241,47 +333,94 @@ def test_feature_and_target_tables_join(ctx, products) -> None:
     v = guards.guard_frames({TABLE: products, "release/pairs.csv": pairs}, ctx)
     msg = _assert_named(v, "release/pairs.csv", "public_code_a", "feature_target_join")
     assert TABLE in msg
-    # labels withheld: no target column, no leak
-    unlabeled = pairs.drop(columns="public_code_winner")
+    # labels withheld: no target, no leak
+    unlabeled = pairs.drop("public_code_winner")
     assert guards.check_feature_target_join({TABLE: products, "p.csv": unlabeled}) == []
 
 
+# --- cross-file linkage -------------------------------------------------------------------------
+def _ranked(ctx: GatedContext) -> pl.DataFrame:
+    """This release's products (public codes, true_rank) and the same gold keyed by another code
+    space (here: the raw codes, as on the simulation)."""
+    j = _joined(ctx.code_map.select("category", "public_code"), ctx).filter(pl.col("is_analog"))
+    return j.with_columns(true_rank=pl.col("panel_mean").rank("average").over("category"))
+
+
+def test_linkage_on_shared_rank_links_two_code_spaces(ctx) -> None:
+    r = _ranked(ctx)
+    ours = r.select("category", "public_code", "true_rank").sort("category", "public_code")
+    theirs = r.select(
+        "category", pl.col("product_code").alias("tastebench_public_code"), "true_rank",
+        predicted_score=pl.col("panel_mean") * 0 + np.random.default_rng(2).normal(size=len(r)),
+    ).sort("category", "tastebench_public_code")  # fmt: skip
+    frames = {"benchmark/products.csv": ours, "tastebench_public_oof/m.csv": theirs}
+    for frame_name, frame in frames.items():  # each file passes on its own
+        assert guards.guard_frame(frame_name, frame, ctx, rules=["forbidden_column_name"]) == []
+    v = guards.check_linkage(frames, ctx)
+    msg = _assert_named(v, "benchmark/products.csv", "public_code", "cross_file_linkage")
+    assert "(category, true_rank)" in msg and "tastebench_public_code" in msg
+    assert "reproduce 100% of the gated code map" in msg
+    # without the rank, nothing links the two spaces
+    frames["tastebench_public_oof/m.csv"] = theirs.drop("true_rank")
+    assert guards.check_linkage(frames, ctx) == []
+
+
+def test_linkage_puts_the_target_next_to_codes(ctx) -> None:
+    r = _ranked(ctx)
+    ours = r.select("category", "public_code", "true_rank")
+    side = r.select("category", "true_rank", pl.col("panel_mean").round(2).alias("score"))
+    v = guards.check_linkage({"a/products.csv": ours, "b/scores.csv": side}, ctx)
+    msg = _assert_named(v, "a/products.csv", "public_code", "cross_file_linkage")
+    assert "b/scores.csv's column score" in msg
+
+
+def test_linkage_ignores_same_space_and_pair_ids(ctx) -> None:
+    r = _ranked(ctx)
+    ours = r.select("category", "public_code", "true_rank")
+    fit = ours.with_columns(predicted_score=pl.Series(np.linspace(0, 1, len(ours))))
+    assert guards.check_linkage({"products.csv": ours, "oof/fit.csv": fit}, ctx) == []
+
+
 # --- release folders and helpers --------------------------------------------------------------
-def ctx_without_panelists(ctx: GatedContext) -> GatedContext:
-    import dataclasses
-
-    return dataclasses.replace(ctx, panelists=None)
-
-
 def test_release_dir_clean_and_text_files(ctx, products, tmp_path: Path) -> None:
-    products.to_csv(tmp_path / "products.csv", index=False)
+    products.write_csv(tmp_path / "products.csv")
+    products.write_parquet(tmp_path / "products.parquet")
     (tmp_path / "README.md").write_text("# Release\nPlant-based products, public codes only.\n")
     assert guards.guard_release_dir(tmp_path, ctx) == []
-    (tmp_path / "README.md").write_text("# Release\nIncludes the Havtra bacon.\n")
+    (tmp_path / "README.md").write_text(
+        "# Release\n\nIncludes the Havtra bacon, UPC 0-87177-84271-8.\n"
+    )
     v = guards.guard_release_dir(tmp_path, ctx)
-    _assert_named(v, "README.md", "(file text)", "brand_in_text")
-    with pytest.raises(guards.GuardError, match="README.md"):
+    assert "row 3" in _assert_named(v, "README.md", "(file text)", "brand_in_text")
+    _assert_named(v, "README.md", "(file text)", "gated_identifier_values")
+    with pytest.raises(guards.GuardError, match="README.md") as exc:
         guards.raise_for_violations(v)
+    assert "Havtra" not in str(exc.value) and "87177" not in str(exc.value)
 
 
-def test_redact_names_rewrites_branded_blends() -> None:
+def test_redact_names_rewrites_branded_blends(ctx) -> None:
     names = guards.brand_names(["Havtra", "Stone Bend Provisions"])
     assert "Stone Bend" in names
-    text = pd.Series(["Havtra Plant-Based Bacon Blend (Water) | Salt", "Stone Bend's Oil", None])
+    text = pl.Series(["Havtra Plant-Based Bacon Blend (Water) | Salt", "Stone Bend's Oil", None])
     out = guards.redact_names(text, names)
-    assert out.iloc[0] == "Plant-Based Bacon Blend (Water) | Salt"
-    assert out.iloc[1] == "Oil" and pd.isna(out.iloc[2])
+    assert out[0] == "Plant-Based Bacon Blend (Water) | Salt"
+    assert out[1] == "Oil" and out[2] is None
+    # the context's matcher also removes variants, seed brands and identifiers
+    out = guards.redact_names(
+        pl.Series(["Hav\u00adtra’s Blend, UPC 087177/842718 | BEYOND-MEAT patty"]), ctx
+    )
+    assert out[0] == "Blend, UPC | patty"
 
 
 def test_draw_public_codes_is_a_per_category_permutation(ctx) -> None:
-    products = ctx.panel_means[["category", "product_code", "is_analog"]]
+    products = ctx.panel_means.select("category", "product_code", "is_analog")
     cmap = guards.draw_public_codes(products, ctx)
-    merged = cmap.merge(products, on=["category", "product_code"])
-    for _, g in merged.groupby("category"):
+    merged = cmap.join(products, on=["category", "product_code"])
+    for (_,), g in merged.group_by("category"):
         n = int(g["is_analog"].sum())
-        assert sorted(g.loc[g["is_analog"], "public_code"]) == list(range(1, n + 1))
-        assert (g.loc[~g["is_analog"], "public_code"] > n).all()
-    assert not guards._code_map_violations("m", "public_code", ctx.with_code_map(cmap))
+        assert sorted(g.filter(pl.col("is_analog"))["public_code"]) == list(range(1, n + 1))
+        assert (g.filter(~pl.col("is_analog"))["public_code"] > n).all()
+    assert not guards.code_map_violations("m", "public_code", ctx.with_code_map(cmap))
 
 
 def test_pooled_spearman_detects_order_not_noise() -> None:

@@ -56,9 +56,9 @@ def test_result_model_success_failures_and_frame() -> None:
     with pytest.raises(QualityError, match="deidentification.x.*column brand"):
         bad.raise_for_failures("gate")
     frame = bad.to_frame()
-    assert frame["success"].tolist()[0] is True and frame["success"].isna().tolist()[1]
-    assert frame["success"].tolist()[2] is False
-    assert {"run_id", "run_at", "suite", "column_name", "rule", "data_origin"} <= set(frame)
+    assert frame["success"].to_list() == [True, None, False]
+    assert {"run_id", "run_at", "suite", "column_name", "rule", "data_origin"} <= set(frame.columns)
+    assert frame.columns.index("success") == frame.columns.index("status") + 1
     s = bad.summary()
     assert s["n_expectations"] == 2 and s["n_failed"] == 1 and s["n_skipped"] == 1
     assert s["suites"]["deidentification.x"] == [0, 1]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.errors import DataValidationError
@@ -44,15 +45,15 @@ def test_decoys_have_jaccard_below_threshold_with_every_rated_product() -> None:
         }
     )
     out = select_decoys(rated, cand)
-    assert out["code"].tolist() == [3, 4]  # C has no rated products
-    assert out["max_jaccard"].tolist() == [0.5, 0.0]
+    assert out["code"].to_list() == [3, 4]  # C has no rated products
+    assert out["max_jaccard"].to_list() == [0.5, 0.0]
     assert (out["max_jaccard"] < 0.8).all()
 
 
 def test_within_category_pairs() -> None:
     p = pd.DataFrame({"category": ["A", "A", "A", "B", "B"], "public_code": [9, 2, 5, 1, 7]})
     out = within_category_pairs(p)
-    assert out.values.tolist() == [["A", 2, 5], ["A", 2, 9], ["A", 5, 9], ["B", 1, 7]]
+    assert out.rows() == [("A", 2, 5), ("A", 2, 9), ("A", 5, 9), ("B", 1, 7)]
 
 
 def solution(winners_first: list[bool], lower_wins: list[bool]) -> pd.DataFrame:
@@ -91,7 +92,7 @@ def test_build_solution_scores_only_rated_untied_pairs() -> None:
         }
     )
     pairs = within_category_pairs(cmap)
-    sides = pairs.assign(lo_in_slot_1=[True, False, True, False, True, True])
+    sides = pairs.with_columns(lo_in_slot_1=pl.Series([True, False, True, False, True, True]))
     state = CompetitionState(cmap, sides, pd.DataFrame({"category": ["A"], "usage": ["Public"]}))
     gold = pd.DataFrame(
         {
@@ -105,17 +106,20 @@ def test_build_solution_scores_only_rated_untied_pairs() -> None:
     ranking, sol = build_solution(state, gold)
     assert "public_code_winner" not in ranking.columns
     got = {
-        (min(r.public_code_1, r.public_code_2), max(r.public_code_1, r.public_code_2)): (
-            r.public_code_winner,
-            r.usage,
+        (
+            min(r["public_code_1"], r["public_code_2"]),
+            max(r["public_code_1"], r["public_code_2"]),
+        ): (
+            r["public_code_winner"],
+            r["usage"],
         )
-        for r in sol.itertuples()
+        for r in sol.iter_rows(named=True)
     }
     assert got[(1, 4)] == (1, "Public")  # raw 10 vs 11: 11 (public 1) wins
     assert got[(3, 4)] == (4, "Public")  # raw 10 vs 12: 10 (public 4) wins
     assert got[(1, 3)][1] == "Ignored"  # tie
     assert all(got[k][1] == "Ignored" for k in got if 2 in k)  # decoy
-    assert sol["pair_id"].tolist() == list(range(1, 7))
+    assert sol["pair_id"].to_list() == list(range(1, 7))
 
 
 def test_round2_half_up() -> None:

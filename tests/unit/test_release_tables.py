@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
 from warehouse.release.croissant import build_croissant, check_croissant, write_croissant
@@ -24,6 +26,8 @@ from warehouse.release.tables import (
     ReleaseError,
     TableSpec,
     format_value,
+    parquet_bytes,
+    parquet_problems,
     parse_manifest,
     read_table,
     table_bytes,
@@ -98,9 +102,16 @@ def test_read_then_write_is_byte_identical(tmp_path: Path) -> None:
     )
     path = write_table(tmp_path, f, SPEC)
     back = read_table(path, SPEC)
+    assert isinstance(back, pl.DataFrame)
     assert table_bytes(back, SPEC) == path.read_bytes()
     merged = f.sort_values(["category", "code"]).reset_index(drop=True)
-    assert np.array_equal(back["value"].to_numpy(float), merged["value"].to_numpy(float))
+    assert np.array_equal(back["value"].to_numpy(), merged["value"].to_numpy(float))
+    # the Parquet twin holds the same rows with the spec's types
+    twin = pq.read_table(tmp_path / SPEC.parquet_path)
+    assert [str(t) for t in twin.schema.types] == ["string", "int64", "bool", "double"]
+    assert pl.from_arrow(twin).equals(back)
+    assert parquet_problems(tmp_path, SPEC) == []
+    assert parquet_bytes(back, SPEC) == (tmp_path / SPEC.parquet_path).read_bytes()
 
 
 def test_read_rejects_a_wrong_header(tmp_path: Path) -> None:
@@ -161,7 +172,13 @@ def test_gated_code_map_roundtrip_and_mismatch(tmp_path: Path) -> None:
     path = store.save_code_map(cmap)
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     back = store.load_code_map(products)
-    assert back.sort_values("product_code")["public_code"].tolist() == [2, 1, 3]
+    assert back.sort("product_code")["public_code"].to_list() == [2, 1, 3]
+    # a map written by an earlier version (pandas: True/False, float codes) still loads
+    path.write_text(
+        "category,product_code,is_analog,public_code\nA,10.0,True,2\nA,11.0,True,1\n"
+        "A,12.0,False,3\n"
+    )
+    assert store.load_code_map(products)["public_code"].to_list() == [2, 1, 3]
     other = products.assign(product_code=[10, 11, 13])
     with pytest.raises(GatedStateError, match="other products"):
         store.load_code_map(other)
@@ -188,8 +205,11 @@ def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> N
     data = json.loads((tmp_path / "croissant.json").read_text())
     assert data["conformsTo"] == "http://mlcommons.org/croissant/1.0"
     assert data["rai:hasSyntheticData"] is True and "SIMULATED" in data["rai:dataCollection"]
-    (rs,) = data["recordSet"]
+    rs, rs_parquet = data["recordSet"]
     assert [f["name"] for f in rs["field"]] == SPEC.names
+    assert rs_parquet["@id"] == "t/x.parquet"
+    assert [f["dataType"] for f in rs_parquet["field"]] == [f["dataType"] for f in rs["field"]]
+    assert {d["@id"] for d in data["distribution"]} == {"t/x.csv", "t/x.parquet", "README.md"}
     assert {f["dataType"] for f in rs["field"]} == {
         "sc:Text",
         "sc:Integer",
@@ -201,3 +221,10 @@ def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> N
     problems = check_croissant(tmp_path, "simulation")
     assert any("sha256 of t/x.csv" in p for p in problems)
     assert any("no recordSet describes t/y.csv" in p for p in problems)
+    # a Parquet column whose type differs from the Croissant record set is named
+    pq.write_table(
+        pl.DataFrame({"category": ["a"], "code": [1.5], "flag": [True], "value": [1.0]}).to_arrow(),
+        tmp_path / "t" / "x.parquet",
+    )
+    problems = check_croissant(tmp_path, "simulation")
+    assert any("recordSet of t/x.parquet" in p and "sc:Float" in p for p in problems)

@@ -110,7 +110,7 @@ def _public_reference(settings) -> Reference:
     from warehouse.sources import registry
     from warehouse.sources.public import read_oof_predictions
 
-    oof = read_oof_predictions(settings)[0].frame
+    oof = read_oof_predictions(settings)[0].frame.to_pandas()
     known = (
         oof[["category", "product_code", "true_rank"]]
         .drop_duplicates(["category", "product_code"])

@@ -190,7 +190,15 @@ def _block_reliability(mats: list[BlockMatrix]) -> pd.DataFrame:
                 "kendall_w": kendall_w(complete),
             }
         )
-    return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+    # typed even when there is no block (a fixture bundle), so the mart's columns keep their types
+    dtypes = {
+        "category": object,
+        "block_id": "int64",
+        "n_respondents": "int64",
+        "n_analogs": "int64",
+    }
+    frame = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
+    return frame.astype({c: dtypes.get(c, "float64") for c in RELIABILITY_COLUMNS})
 
 
 def block_reliability(

@@ -22,7 +22,7 @@ def fartdb_frames(settings: Settings) -> tuple:
     """The three official splits, read and verified through the registry, in file order (each
     row keeps ``_file_row``, which ``train_dmpnn`` records next to its predictions)."""
     (table,) = read_fartdb(settings)
-    frame = table.frame
+    frame = table.frame.to_pandas()  # the D-MPNN trainer takes pandas frames
     return tuple(
         frame[frame["split"] == s].sort_values("_file_row").reset_index(drop=True)
         for s in ("train", "val", "test")

@@ -159,7 +159,12 @@ class DeidentificationGuards(TableMetricProvider):
         for rule in metric_value_kwargs["rules"] or list(guards.TABLE_RULES):
             found = guards.TABLE_RULES[rule](table, df, ctx)
             out[rule] = [
-                {"column": v.column, "message": v.message, "examples": list(v.examples)}
+                {
+                    "column": v.column,
+                    "message": v.message,
+                    "rows": list(v.rows),
+                    "examples": list(v.examples),  # fingerprints, never gated values
+                }
                 for v in found
             ]
         return out

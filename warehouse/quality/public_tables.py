@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pandas as pd
+import polars as pl
 
 # Public code columns are named public_code or public_code_<suffix>; a column named product_code*
 # always holds raw codes (docs/quality.md).
@@ -29,7 +29,7 @@ class Candidate:
     public-code permutation drawn for this run."""
 
     name: str
-    derive: Callable[..., pd.DataFrame]
+    derive: Callable[..., pl.DataFrame]
     description: str
 
 
@@ -43,32 +43,44 @@ NUTRIENT_COLUMNS = (
 )
 
 
-def candidate_products(con, ctx) -> pd.DataFrame:
-    """Products as a release would publish them: public code, type, brand-free ingredient text,
-    the nutrition block; rows ordered by (category, public_code)."""
-    from warehouse.quality.guards import redact_names
+def _code_map(ctx) -> pl.DataFrame:
+    return ctx.code_map.select(
+        pl.col("category").cast(pl.String),
+        pl.col("product_code").cast(pl.Int64),
+        pl.col("public_code").cast(pl.Int64),
+    )
 
+
+def candidate_products(con, ctx) -> pl.DataFrame:
+    """Products as a release would publish them: public code, type, ingredient text with brands,
+    join keys and UPCs removed (the export's own redaction, ``GatedContext.redact``), the
+    nutrition block; rows ordered by (category, public_code)."""
     products = con.sql(
         "select p.category, p.product_code, p.is_analog, p.product_type, p.cleaned_ingredients, "
         + ", ".join(f"n.{c}" for c in NUTRIENT_COLUMNS)
         + " from marts.dim_products p left join marts.fct_nutrition_per_100g n "
         "on p.product_key = n.product_key"
-    ).df()
-    out = products.merge(ctx.code_map, on=["category", "product_code"], validate="1:1")
-    out["cleaned_ingredients"] = redact_names(out["cleaned_ingredients"], ctx.names)
+    ).pl()
+    cmap = _code_map(ctx)
+    products = products.with_columns(pl.col("product_code").cast(pl.Int64))
+    out = products.join(cmap, on=["category", "product_code"], how="inner", validate="1:1")
+    out = out.with_columns(
+        cleaned_ingredients=pl.Series(ctx.redact(out["cleaned_ingredients"].to_list()))
+    )
     cols = ["category", "public_code", "is_analog", "product_type", "cleaned_ingredients"]
-    out = out[cols + list(NUTRIENT_COLUMNS)]
-    return out.sort_values(["category", "public_code"]).reset_index(drop=True)
+    return out.select(cols + list(NUTRIENT_COLUMNS)).sort("category", "public_code")
 
 
-def candidate_block_products(con, ctx) -> pd.DataFrame:
+def candidate_block_products(con, ctx) -> pl.DataFrame:
     """Block memberships under public codes (the design a release documents)."""
     bp = con.sql(
         "select category, block_id, product_code, is_reference from marts.fct_block_products"
-    ).df()
-    out = bp.merge(ctx.code_map, on=["category", "product_code"], validate="m:1")
-    out = out[["category", "block_id", "public_code", "is_reference"]]
-    return out.sort_values(["category", "block_id", "public_code"]).reset_index(drop=True)
+    ).pl()
+    cmap = _code_map(ctx)
+    bp = bp.with_columns(pl.col("product_code").cast(pl.Int64))
+    out = bp.join(cmap, on=["category", "product_code"], how="inner", validate="m:1")
+    out = out.select("category", "block_id", "public_code", "is_reference")
+    return out.sort("category", "block_id", "public_code")
 
 
 PUBLIC_CANDIDATES: tuple[Candidate, ...] = (

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from warehouse.quality.runner import CheckRow, QualityResult
+    from warehouse.quality.results import CheckRow, QualityResult
 
 MAX_RUNS_PLOTTED = 30
 

@@ -16,16 +16,24 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pandas as pd
+import polars as pl
 
 from warehouse.config import REPO_ROOT, Settings, apply_quiet_env
 from warehouse.quality import QualityError
+from warehouse.quality.results import (
+    EXAMPLE_LIMIT,
+    CheckRow,
+    QualityResult,
+    SuiteResult,
+    column_of,
+    rows_from_validation,
+    to_json,
+)
 
 EXPECTATIONS_DIR = REPO_ROOT / "expectations"
 REPORT_SCHEMA = "reports"
@@ -33,141 +41,6 @@ REPORT_TABLE = "rpt_data_quality"
 GUARD_SUITE_PREFIX = "deidentification."
 SET_SUITE = "deidentification.public_set"
 SCALE_ORIGINS_SKIPPED = {"test_fixture"}  # benchmark-scale expectations do not apply there
-EXAMPLE_LIMIT = 3
-
-
-@dataclass
-class CheckRow:
-    """One expectation (or guard rule) outcome: a row of reports.rpt_data_quality."""
-
-    suite: str
-    model: str
-    kind: str  # suite | guard
-    expectation_type: str
-    status: str  # passed | failed | skipped | error
-    column_name: str | None = None
-    rule: str | None = None
-    observed_value: str | None = None
-    unexpected_count: int | None = None
-    element_count: int | None = None
-    example: str | None = None  # JSON: example rows / values / violations
-    kwargs: str | None = None  # JSON of the expectation's arguments
-
-    @property
-    def success(self) -> bool | None:
-        return None if self.status == "skipped" else self.status == "passed"
-
-    def describe(self) -> str:
-        what = self.expectation_type + (f"[{self.rule}]" if self.rule else "")
-        col = f" on {self.column_name}" if self.column_name else ""
-        return f"{self.suite}: {what}{col}: {self.observed_value}"
-
-
-@dataclass
-class SuiteResult:
-    suite: str
-    model: str
-    kind: str
-    rows: list[CheckRow] = field(default_factory=list)
-    seconds: float = 0.0
-    error: str | None = None
-
-    @property
-    def success(self) -> bool:
-        return self.error is None and all(r.status in ("passed", "skipped") for r in self.rows)
-
-    def count(self, status: str) -> int:
-        return sum(r.status == status for r in self.rows)
-
-
-@dataclass
-class QualityResult:
-    run_id: str
-    run_at: datetime
-    db_path: Path
-    data_origin: str
-    trigger: str
-    suites: list[SuiteResult]
-    seconds: float = 0.0
-    report_path: Path | None = None
-    history_path: Path | None = None
-    table_written: bool = False
-    public_tables: tuple[str, ...] = ()
-    gated_tables: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def success(self) -> bool:
-        return all(s.success for s in self.suites)
-
-    @property
-    def failures(self) -> list[CheckRow]:
-        return [r for s in self.suites for r in s.rows if r.status in ("failed", "error")]
-
-    @property
-    def rows(self) -> list[CheckRow]:
-        return [r for s in self.suites for r in s.rows]
-
-    def summary(self) -> dict[str, Any]:
-        """The history line of this run."""
-        evaluated = [r for r in self.rows if r.status != "skipped"]
-        passed = sum(r.status == "passed" for r in evaluated)
-        return {
-            "run_id": self.run_id,
-            "run_at": self.run_at.isoformat(),
-            "trigger": self.trigger,
-            "db_path": str(self.db_path),
-            "data_origin": self.data_origin,
-            "success": self.success,
-            "n_suites": len(self.suites),
-            "n_failed_suites": sum(not s.success for s in self.suites),
-            "n_expectations": len(evaluated),
-            "n_failed": len(evaluated) - passed,
-            "n_skipped": len(self.rows) - len(evaluated),
-            "pass_rate": passed / len(evaluated) if evaluated else 1.0,
-            "seconds": round(self.seconds, 2),
-            "suites": {
-                s.suite: [
-                    s.count("passed"),
-                    s.count("passed") + s.count("failed") + s.count("error"),
-                ]
-                for s in self.suites
-            },
-        }
-
-    def failure_message(self, limit: int = 15) -> str:
-        failed = [s for s in self.suites if not s.success]
-        lines = [f"{len(failed)} quality suite(s) failed: {', '.join(s.suite for s in failed)}"]
-        for s in failed:
-            if s.error:
-                lines.append(f"  - {s.suite}: {s.error}")
-        for r in self.failures[:limit]:
-            lines.append(f"  - {r.describe()}")
-        if len(self.failures) > limit:
-            lines.append(f"  ... and {len(self.failures) - limit} more")
-        if self.report_path:
-            lines.append(f"See {self.report_path}")
-        return "\n".join(lines)
-
-    def raise_for_failures(self, context: str = "") -> None:
-        if not self.success:
-            prefix = f"{context}: " if context else ""
-            raise QualityError(prefix + self.failure_message())
-
-    def to_frame(self) -> pd.DataFrame:
-        cols = [f.name for f in CheckRow.__dataclass_fields__.values()]
-        df = pd.DataFrame([asdict(r) for r in self.rows], columns=cols)
-        df.insert(0, "run_id", self.run_id)
-        df.insert(1, "run_at", pd.Timestamp(self.run_at).tz_localize(None))
-        df.insert(df.columns.get_loc("status") + 1, "success", [r.success for r in self.rows])
-        df["data_origin"] = self.data_origin
-        df["trigger"] = self.trigger
-        for col in ("example", "kwargs", "observed_value", "column_name", "rule"):
-            df[col] = df[col].astype("string")
-        df["unexpected_count"] = df["unexpected_count"].astype("Int64")
-        df["element_count"] = df["element_count"].astype("Int64")
-        df["success"] = df["success"].astype("boolean")
-        return df
 
 
 # --- suites -----------------------------------------------------------------------------------
@@ -190,133 +63,6 @@ def load_suite_modules(directory: Path = EXPECTATIONS_DIR) -> list[ModuleType]:
     return modules
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str):
-        try:
-            return value.item()
-        except (ValueError, AttributeError):
-            pass
-    if isinstance(value, float) and value != value:  # NaN
-        return None
-    if value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, int | float | str | bool) or value is None:
-        return value
-    return str(value)
-
-
-def _json(value: Any, limit: int = 4000) -> str:
-    text = json.dumps(_plain(value), default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _exception(result) -> str | None:
-    info = getattr(result, "exception_info", None) or {}
-    if info.get("raised_exception"):
-        return str(info.get("exception_message"))
-    for v in info.values():
-        if isinstance(v, dict) and v.get("raised_exception"):
-            return str(v.get("exception_message"))
-    return None
-
-
-def _column_of(kwargs: dict) -> str | None:
-    if "column" in kwargs:
-        return str(kwargs["column"])
-    if "column_A" in kwargs:
-        return f"{kwargs['column_A']}, {kwargs['column_B']}"
-    if "column_list" in kwargs and isinstance(kwargs["column_list"], list):
-        return ", ".join(map(str, kwargs["column_list"]))
-    if "group_by" in kwargs:
-        return ", ".join(map(str, kwargs["group_by"]))
-    return None
-
-
-def _observed(result: dict) -> str | None:
-    if result.get("observed_value") is not None:
-        obs = result["observed_value"]
-        return obs if isinstance(obs, str) else _json(obs, 500)
-    if "unexpected_count" in result:
-        n, total = result.get("unexpected_count"), result.get("element_count")
-        return f"{n} of {total} values unexpected"
-    return None
-
-
-def _example(result: dict, frame: pd.DataFrame | None) -> str | None:
-    idx = result.get("partial_unexpected_index_list")
-    if frame is not None and idx:
-        try:
-            rows = frame.loc[list(idx)[:EXAMPLE_LIMIT]]
-            return _json(rows.astype(object).to_dict("records"))
-        except (KeyError, TypeError):
-            pass
-    values = result.get("partial_unexpected_list")
-    if values:
-        return _json(list(values)[:EXAMPLE_LIMIT])
-    return None
-
-
-def _rows_from_validation(
-    suite: str, model: str, kind: str, validation, frame: pd.DataFrame | None
-) -> list[CheckRow]:
-    rows = []
-    for r in validation.results:
-        cfg = r.expectation_config
-        kwargs = {k: v for k, v in dict(cfg.kwargs).items() if k != "batch_id"}
-        result = dict(r.result or {})
-        error = _exception(r)
-        status = "error" if error else ("passed" if r.success else "failed")
-        violations = (result.get("details") or {}).get("violations")
-        if violations is not None and not error:
-            rows += _guard_rows(suite, model, cfg.type, kwargs, violations)
-            continue
-        rows.append(
-            CheckRow(
-                suite=suite,
-                model=model,
-                kind=kind,
-                expectation_type=cfg.type,
-                status=status,
-                column_name=_column_of(kwargs),
-                observed_value=error or _observed(result),
-                unexpected_count=result.get("unexpected_count"),
-                element_count=result.get("element_count"),
-                example=None if r.success else _example(result, frame),
-                kwargs=_json({k: v for k, v in kwargs.items() if k != "context_key"}, 2000),
-            )
-        )
-    return rows
-
-
-def _guard_rows(
-    suite: str, model: str, etype: str, kwargs: dict, violations: dict[str, list[dict]]
-) -> list[CheckRow]:
-    """One row per de-identification rule of a guard expectation."""
-    out = []
-    args = {k: v for k, v in kwargs.items() if k not in ("context_key", "rules")}
-    for rule, found in violations.items():
-        out.append(
-            CheckRow(
-                suite=suite,
-                model=model,
-                kind="guard",
-                expectation_type=etype,
-                status="failed" if found else "passed",
-                column_name="; ".join(sorted({v["column"] for v in found})) or None,
-                rule=rule,
-                observed_value="; ".join(v["message"] for v in found) or "no violation",
-                unexpected_count=len(found),
-                example=_json(found[:EXAMPLE_LIMIT]) if found else None,
-                kwargs=_json({**args, "rule": rule}),
-            )
-        )
-    return out
-
-
 def _skip_scale(suite, data_origin: str) -> list[CheckRow]:
     """Remove benchmark-scale expectations on the fixture bundle; rows that say so."""
     if data_origin not in SCALE_ORIGINS_SKIPPED:
@@ -332,7 +78,7 @@ def _skip_scale(suite, data_origin: str) -> list[CheckRow]:
             kind="suite",
             expectation_type=e.expectation_type,
             status="skipped",
-            column_name=_column_of(e.configuration.kwargs),
+            column_name=column_of(e.configuration.kwargs),
             observed_value=f"holds at benchmark scale only (data_origin={data_origin})",
         )
         for e in skipped
@@ -384,7 +130,7 @@ def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteR
         params = mod.parameters(con) if hasattr(mod, "parameters") else {}
         skipped = _skip_scale(suite, data_origin)
         validation = gxr.validate(frame, suite, params)
-        result.rows = _rows_from_validation(result.suite, model, "suite", validation, frame)
+        result.rows = rows_from_validation(result.suite, model, "suite", validation, frame)
         result.rows += skipped
     except Exception as exc:  # a missing table or a broken suite fails this suite only
         result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -398,11 +144,12 @@ def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteR
 
 
 # --- guards -----------------------------------------------------------------------------------
-def public_frames(con, ctx, public_tables: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The public tables as stored plus the public candidates derived from gated marts."""
+def public_frames(con, ctx, public_tables: Iterable[str]) -> dict[str, pl.DataFrame]:
+    """The public tables as stored plus the public candidates derived from gated marts (polars;
+    converted to pandas only where GX validates them)."""
     from warehouse.quality import public_tables as pt
 
-    frames = {t: _read(con, f"select * from {t}") for t in public_tables}
+    frames = {t: con.sql(f"select * from {t}").pl() for t in public_tables}
     for cand in pt.PUBLIC_CANDIDATES:
         frames[cand.name] = cand.derive(con, ctx)
     return frames
@@ -418,7 +165,7 @@ def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]
     t0 = time.perf_counter()
     try:
         ctx = guards.GatedContext.from_warehouse(con)
-        products = _read(con, "select category, product_code, is_analog from marts.dim_products")
+        products = con.sql("select category, product_code, is_analog from marts.dim_products").pl()
         # a throwaway permutation for the candidates; the release draws and stores the real one
         ctx = ctx.with_code_map(guards.draw_public_codes(products, ctx))
         frames = public_frames(con, ctx, public_tables)
@@ -443,8 +190,8 @@ def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]
             )
             res = SuiteResult(name, table, "guard")
             try:
-                validation = gxr.validate(frame, suite)
-                res.rows = _rows_from_validation(name, table, "guard", validation, None)
+                validation = gxr.validate(frame.to_pandas(), suite)  # the GX boundary
+                res.rows = rows_from_validation(name, table, "guard", validation, None)
             except Exception as exc:
                 res.error = f"{type(exc).__name__}: {exc}"
             res.seconds = time.perf_counter() - t1
@@ -467,8 +214,8 @@ def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]
                 observed_value="; ".join(v.message for v in found) or "no violation",
                 unexpected_count=len(found),
                 element_count=len(frames),
-                example=_json([v.message for v in found[:EXAMPLE_LIMIT]]) if found else None,
-                kwargs=_json({"rule": rule, "tables": sorted(frames)}),
+                example=to_json([v.message for v in found[:EXAMPLE_LIMIT]]) if found else None,
+                kwargs=to_json({"rule": rule, "tables": sorted(frames)}),
             )
         )
     set_result.seconds = time.perf_counter() - t1
@@ -492,6 +239,15 @@ def write_report_table(con, result: QualityResult) -> None:
     frame = result.to_frame()  # noqa: F841  (read by DuckDB below)
     con.execute(f"create schema if not exists {REPORT_SCHEMA}")
     con.execute(f"create or replace table {REPORT_SCHEMA}.{REPORT_TABLE} as select * from frame")
+
+
+def report_paths(db_path: Path) -> tuple[Path, Path]:
+    """Where a warehouse's quality report and history live: beside its DuckDB file
+    (``reports/quality.html``, ``quality/history.jsonl``; ``build/...`` for the default
+    ``build/tastebench.duckdb``), so that ``--db X`` never writes into the repository's
+    ``build/`` or another warehouse's folder."""
+    home = Path(db_path).expanduser().resolve().parent
+    return home / "reports" / "quality.html", home / "quality" / "history.jsonl"
 
 
 def read_history(path: Path | None) -> list[dict]:

@@ -1,15 +1,18 @@
 """Public outputs of the warehouse (docs/release.md).
 
 * :mod:`.export`: ``tastebench release OUT_DIR``, the de-identified benchmark;
-* :mod:`.verify`: ``tastebench verify DIR``, re-derives every published number from the release;
-* :mod:`.competition`: ``tastebench competition OUT_DIR``, the leaderboard export (products
-  interleaved with decoys, hidden solution in the gated folder), ``score_submission`` and
-  ``audit_competition``;
-* :mod:`.croissant`: Croissant 1.0 metadata; :mod:`.tables`: byte-stable CSV and the manifest;
-  :mod:`.schema`: what each file contains; :mod:`.gated`: the gated folder; :mod:`.derive`:
-  derivations shared by export and verify.
+* :mod:`.verify`: ``tastebench verify DIR``, re-derives every published number from the release
+  (and the upstream TasteBench files it references by hash, :mod:`.upstream`);
+* :mod:`.competition`: ``tastebench competition OUT_DIR``, the leaderboard export;
+  :mod:`.competition_draw` (decoys, codes, sides, split, solution) and :mod:`.leaderboard`
+  (audits, ``score_submission``);
+* :mod:`.croissant`: Croissant 1.0 metadata; :mod:`.tables`: byte-stable CSV, its Parquet twin
+  and the manifest; :mod:`.schema`: what each file contains; :mod:`.gated`: the gated folder;
+  :mod:`.derive`: derivations shared by export and verify.
 
-Heavy dependencies (duckdb, the guards, the metrics) are imported inside functions.
+Frames are polars (pyarrow for Parquet); pandas appears only where the metrics and human
+libraries take it, converted at that call. Heavy dependencies (duckdb, the guards, the metrics)
+are imported inside functions.
 """
 
 from warehouse.release.gated import GatedStateError

@@ -1,7 +1,8 @@
 """Pure derivations shared by ``export`` and ``verify``: everything a release publishes that can
 be recomputed from other released files (gold pairs from ranks, the human-baseline summary, the
 model metrics, the release audits). Metrics come from :mod:`warehouse.metrics`
-(:mod:`.tables`, :mod:`.scoring`) and :mod:`warehouse.human`; nothing is re-implemented here."""
+(:mod:`.tables`, :mod:`.scoring`) and :mod:`warehouse.human`; nothing is re-implemented here.
+Frames are polars; those libraries take pandas, converted at each call."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import secrets
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.metrics import TIE_EPS, slot1_wins_accuracy
 from warehouse.release.schema import N_BOOT, PUBLIC_SOURCE, SEED
+from warehouse.release.tables import as_frame
 
 SUMMARY_DROP = ("n_panelists", "model_accuracy", "k_star")
 
@@ -36,21 +38,27 @@ def within_category_ranks(category: object, values: object, eps: float = TIE_EPS
     return out
 
 
-def analog_pairs(products: pd.DataFrame, code: str, rank: str = "true_rank") -> pd.DataFrame:
+def analog_pairs(products, code: str, rank: str = "true_rank") -> pl.DataFrame:
     """Every within-category pair of analogs (rows with a rank): ``category, code_a < code_b,
-    is_tie, winner`` (winner = higher rank, missing for ties)."""
+    is_tie, winner`` (winner = higher rank, null for ties)."""
+    products = as_frame(products)
+    ranked = products.filter(pl.col(rank).is_not_null() & pl.col(rank).is_not_nan())
     rows = []
-    ranked = products[products[rank].notna()]
-    for cat, g in ranked.groupby("category", sort=True):
-        g = g.sort_values(code)
-        codes, ranks = g[code].to_numpy(), g[rank].to_numpy(float)
+    for (cat,), g in ranked.sort("category").group_by("category", maintain_order=True):
+        g = g.sort(code)
+        codes, ranks = g[code].to_numpy(), g[rank].to_numpy().astype(float)
         i, j = np.triu_indices(len(codes), k=1)
         for a, b, ra, rb in zip(codes[i], codes[j], ranks[i], ranks[j], strict=True):
             tie = bool(ra == rb)
             rows.append((cat, int(a), int(b), tie, None if tie else int(a if ra > rb else b)))
-    out = pd.DataFrame(rows, columns=["category", "code_a", "code_b", "is_tie", "winner"])
-    out["winner"] = out["winner"].astype("Int64")
-    return out
+    schema = {
+        "category": pl.String,
+        "code_a": pl.Int64,
+        "code_b": pl.Int64,
+        "is_tie": pl.Boolean,
+        "winner": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def draw_sides(n: int) -> np.ndarray:
@@ -61,160 +69,170 @@ def draw_sides(n: int) -> np.ndarray:
 
 def slot1_audit(first: object, winner: object) -> dict[str, object]:
     """Position audit of oriented pairs: share of pairs whose winner is listed first, exact
-    binomial CI (:func:`warehouse.metrics.slot1_wins_accuracy`)."""
+    binomial CI (:func:`warehouse.metrics.slot1_wins_accuracy`, which takes pandas)."""
+    import pandas as pd
+
     frame = pd.DataFrame(
         {"product_code_1": np.asarray(first), "higher_rated_product": np.asarray(winner)}
     )
     return slot1_wins_accuracy(frame)
 
 
-def number_pairs(pairs: pd.DataFrame, c1: str, c2: str) -> pd.DataFrame:
+def number_pairs(pairs, c1: str, c2: str) -> pl.DataFrame:
     """Sort by (category, c1, c2) and set ``pair_id`` = 1-based row number."""
-    out = pairs.sort_values(["category", c1, c2], kind="mergesort").reset_index(drop=True)
-    out.insert(0, "pair_id", np.arange(1, len(out) + 1, dtype=np.int64))
-    return out
+    out = as_frame(pairs).sort(["category", c1, c2], maintain_order=True)
+    return out.select(pl.int_range(1, len(out) + 1, dtype=pl.Int64).alias("pair_id"), pl.all())
 
 
-def gold_pairs_from_products(products: pd.DataFrame, oriented: pd.DataFrame) -> pd.DataFrame:
+def gold_pairs_from_products(products, oriented) -> pl.DataFrame:
     """``benchmark/gold_pairs.csv`` from ``products`` (category, public_code, true_rank) and the
     published orientation (category, public_code_1, public_code_2): winners re-derived from the
     ranks, ties dropped, pair ids renumbered. Raises ``ValueError`` when the oriented pairs are
     not exactly the untied analog pairs."""
-    pairs = analog_pairs(products, "public_code")
-    untied = pairs[~pairs["is_tie"]]
-    o = oriented[["category", "public_code_1", "public_code_2"]].copy()
-    o["code_a"] = o[["public_code_1", "public_code_2"]].min(axis=1).astype(int)
-    o["code_b"] = o[["public_code_1", "public_code_2"]].max(axis=1).astype(int)
+    untied = analog_pairs(products, "public_code").filter(~pl.col("is_tie"))
+    o = as_frame(oriented).select(
+        pl.col("category").cast(pl.String),
+        pl.col("public_code_1").cast(pl.Int64),
+        pl.col("public_code_2").cast(pl.Int64),
+    )
+    o = o.with_columns(
+        code_a=pl.min_horizontal("public_code_1", "public_code_2"),
+        code_b=pl.max_horizontal("public_code_1", "public_code_2"),
+    )
     keys = ["category", "code_a", "code_b"]
-    if o.duplicated(keys).any():
-        dup = o[o.duplicated(keys, keep=False)].iloc[0]
-        raise ValueError(f"pair {dup['category']} {dup['code_a']}/{dup['code_b']} listed twice")
-    merged = untied.merge(o, on=keys, how="outer", indicator=True)
-    if not (merged["_merge"] == "both").all():
-        bad = merged[merged["_merge"] != "both"].iloc[0]
-        where = "not an untied analog pair" if bad["_merge"] == "right_only" else "missing"
-        raise ValueError(f"pair {bad['category']} {bad['code_a']}/{bad['code_b']}: {where}")
-    merged["public_code_winner"] = merged["winner"].astype(int)
-    out = merged[["category", "public_code_1", "public_code_2", "public_code_winner"]]
+    dup = o.filter(pl.struct(keys).is_duplicated())
+    if len(dup):
+        r = dup.row(0, named=True)
+        raise ValueError(f"pair {r['category']} {r['code_a']}/{r['code_b']} listed twice")
+    merged = untied.join(o, on=keys, how="full", coalesce=True)
+    missing = merged.filter(pl.col("public_code_1").is_null() | pl.col("is_tie").is_null())
+    if len(missing):
+        r = missing.sort(keys).row(0, named=True)
+        where = "not an untied analog pair" if r["is_tie"] is None else "missing"
+        raise ValueError(f"pair {r['category']} {r['code_a']}/{r['code_b']}: {where}")
+    out = merged.select(
+        "category", "public_code_1", "public_code_2", pl.col("winner").alias("public_code_winner")
+    )
     return number_pairs(out, "public_code_1", "public_code_2")
 
 
-def category_counts(products: pd.DataFrame) -> pd.DataFrame:
+def category_counts(products) -> pl.DataFrame:
     """Per category: n_analogs, n_references, n_within_category_pairs from products.csv."""
-    g = products.assign(is_reference=products["is_reference"].astype(bool))
-    out = g.groupby("category", sort=True).agg(
-        n_analogs=("is_reference", lambda s: int((~s).sum())),
-        n_references=("is_reference", lambda s: int(s.sum())),
+    g = as_frame(products).with_columns(pl.col("is_reference").cast(pl.Boolean))
+    out = g.group_by("category").agg(
+        n_analogs=(~pl.col("is_reference")).sum().cast(pl.Int64),
+        n_references=pl.col("is_reference").sum().cast(pl.Int64),
     )
-    out["n_within_category_pairs"] = out["n_analogs"] * (out["n_analogs"] - 1) // 2
-    return out.reset_index()
+    out = out.with_columns(
+        n_within_category_pairs=pl.col("n_analogs") * (pl.col("n_analogs") - 1) // 2
+    )
+    return out.sort("category")
 
 
 # --- human baseline -----------------------------------------------------------------------------
-def human_summary(
-    panelist_rows: pd.DataFrame,
-    reliability: pd.DataFrame,
-    split_half: pd.DataFrame,
-    curve: pd.DataFrame,
-) -> pd.DataFrame:
+def human_summary(panelist_rows, reliability, split_half, curve) -> pl.DataFrame:
     """``human_baseline/summary.csv`` (metric, value) from the released human-baseline tables via
-    :func:`warehouse.human.summarize_human_baseline`; figures that need panelist ids
-    (n_panelists) or a model (model_accuracy, k_star) are left out."""
+    :func:`warehouse.human.summarize_human_baseline` (pandas, converted at that call); figures
+    that need panelist ids (n_panelists) or a model (model_accuracy, k_star) are left out."""
+    import pandas as pd
+
     from warehouse.human import summarize_human_baseline
 
     row = summarize_human_baseline(
         pd.DataFrame({"respondent_id": pd.Series([], dtype=object)}),
-        panelist_rows,
-        reliability,
-        split_half,
-        curve,
+        *(as_frame(f).to_pandas() for f in (panelist_rows, reliability, split_half, curve)),
     ).iloc[0]
     rows = [(k, float(v)) for k, v in row.items() if k not in SUMMARY_DROP]
-    return pd.DataFrame(rows, columns=["metric", "value"])
+    return pl.DataFrame(rows, schema={"metric": pl.String, "value": pl.Float64}, orient="row")
 
 
 # --- model metrics ------------------------------------------------------------------------------
-def oof_frame(
-    public_files: Mapping[str, pd.DataFrame], fit_files: Mapping[str, pd.DataFrame]
-) -> pd.DataFrame:
+def oof_frame(public_files: Mapping[str, object], fit_files: Mapping[str, object]) -> pl.DataFrame:
     """The ``fct_oof_predictions`` columns that
-    :func:`warehouse.metrics.tables.model_metrics_table` needs, from released OOF tables:
-    TasteBench files (keyed by tastebench_public_code; model id = file stem) and warehouse fits
-    (keyed by public_code; model id from the file)."""
+    :func:`warehouse.metrics.tables.model_metrics_table` needs: TasteBench files (keyed by
+    tastebench_public_code; model id = file stem) and warehouse fits (keyed by public_code; model
+    id from the file)."""
     parts = []
     for stem, f in sorted(public_files.items()):
+        f = as_frame(f)
         parts.append(
-            pd.DataFrame(
-                {
-                    "model_id": stem,
-                    "category": f["category"].astype(str).to_numpy(),
-                    "product_code": f["tastebench_public_code"].astype(np.int64).to_numpy(),
-                    "gold_value": f["true_rank"].astype(float).to_numpy(),
-                    "predicted_score": f["predicted_score"].astype(float).to_numpy(),
-                    "source": PUBLIC_SOURCE,
-                    "data_origin": PUBLIC_SOURCE,
-                }
+            f.select(
+                pl.lit(stem).alias("model_id"),
+                pl.col("category").cast(pl.String),
+                pl.col("tastebench_public_code").cast(pl.Int64).alias("product_code"),
+                pl.col("true_rank").cast(pl.Float64).alias("gold_value"),
+                pl.col("predicted_score").cast(pl.Float64),
+                pl.lit(PUBLIC_SOURCE).alias("source"),
+                pl.lit(PUBLIC_SOURCE).alias("data_origin"),
             )
         )
     for _, f in sorted(fit_files.items()):
+        f = as_frame(f)
         parts.append(
-            pd.DataFrame(
-                {
-                    "model_id": f["model_id"].astype(str).to_numpy(),
-                    "category": f["category"].astype(str).to_numpy(),
-                    "product_code": f["public_code"].astype(np.int64).to_numpy(),
-                    "gold_value": f["true_rank"].astype(float).to_numpy(),
-                    "predicted_score": f["predicted_score"].astype(float).to_numpy(),
-                    "source": "warehouse_fit",
-                    "data_origin": f["data_origin"].astype(str).to_numpy(),
-                }
+            f.select(
+                pl.col("model_id").cast(pl.String),
+                pl.col("category").cast(pl.String),
+                pl.col("public_code").cast(pl.Int64).alias("product_code"),
+                pl.col("true_rank").cast(pl.Float64).alias("gold_value"),
+                pl.col("predicted_score").cast(pl.Float64),
+                pl.lit("warehouse_fit").alias("source"),
+                pl.col("data_origin").cast(pl.String),
             )
         )
-    return pd.concat(parts, ignore_index=True)
+    return pl.concat(parts, how="vertical")
 
 
-def model_metrics(
-    oof: pd.DataFrame, tb_pairs: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = SEED
-) -> pd.DataFrame:
-    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` on the
-    released OOF rows and the published gold pair file (original keying)."""
+def model_metrics(oof, tb_pairs, *, n_boot: int = N_BOOT, seed: int = SEED) -> pl.DataFrame:
+    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` (which
+    takes pandas) on the OOF rows and the published gold pair file (original keying)."""
+    import pandas as pd
+
     from warehouse.metrics.tables import model_metrics_table
 
+    p = as_frame(tb_pairs)
     pairs = pd.DataFrame(
         {
-            "product_code_1": tb_pairs["tastebench_public_code_1"].astype(np.int64),
-            "product_code_2": tb_pairs["tastebench_public_code_2"].astype(np.int64),
-            "higher_rated_product": tb_pairs["tastebench_public_code_winner"].astype(np.int64),
+            "product_code_1": p["tastebench_public_code_1"].cast(pl.Int64).to_numpy(),
+            "product_code_2": p["tastebench_public_code_2"].cast(pl.Int64).to_numpy(),
+            "higher_rated_product": p["tastebench_public_code_winner"].cast(pl.Int64).to_numpy(),
         }
     )
-    return model_metrics_table(oof, pairs, n_boot=n_boot, seed=seed)
+    table = model_metrics_table(as_frame(oof).to_pandas(), pairs, n_boot=n_boot, seed=seed)
+    return as_frame(table)
 
 
 def release_audits(
-    products: pd.DataFrame,
-    gold_pairs: pd.DataFrame,
+    products,
+    gold_pairs,
     data_origin: str,
     *,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """``metrics/release_audits.csv``: :func:`warehouse.metrics.scoring.trivial_policies` on this
     release's analogs (public_code, true_rank) and gold pairs."""
+    import pandas as pd
+
     from warehouse.metrics.scoring import trivial_policies
 
-    analogs = products[products["true_rank"].notna()].sort_values(["category", "public_code"])
+    analogs = (
+        as_frame(products)
+        .filter(pl.col("true_rank").is_not_null() & pl.col("true_rank").is_not_nan())
+        .sort("category", "public_code")
+    )
+    g = as_frame(gold_pairs)
     pairs = pd.DataFrame(
         {
-            "product_code_1": gold_pairs["public_code_1"].astype(np.int64),
-            "product_code_2": gold_pairs["public_code_2"].astype(np.int64),
-            "higher_rated_product": gold_pairs["public_code_winner"].astype(np.int64),
+            "product_code_1": g["public_code_1"].cast(pl.Int64).to_numpy(),
+            "product_code_2": g["public_code_2"].cast(pl.Int64).to_numpy(),
+            "higher_rated_product": g["public_code_winner"].cast(pl.Int64).to_numpy(),
         }
     )
     rows = []
     for pol in trivial_policies(
-        analogs["category"].astype(str).to_numpy(),
-        analogs["public_code"].astype(np.int64).to_numpy(),
-        analogs["true_rank"].astype(float).to_numpy(),
+        analogs["category"].cast(pl.String).to_numpy().astype(object),
+        analogs["public_code"].cast(pl.Int64).to_numpy(),
+        analogs["true_rank"].cast(pl.Float64).to_numpy(),
         pairs,
         n_boot=n_boot,
         seed=seed,
@@ -226,32 +244,55 @@ def release_audits(
                 {
                     "policy": pol["name"],
                     "metric": metric,
-                    "point": iv["point"],
-                    "ci_lo": iv["ci_lo"],
-                    "ci_hi": iv["ci_hi"],
+                    "point": _float(iv["point"]),
+                    "ci_lo": _float(iv["ci_lo"]),
+                    "ci_hi": _float(iv["ci_hi"]),
                     "ci_method": pol["ci_method"]
                     if has_ci or pol["ci_method"] == "analytical"
                     else "none",
                     "n_products": pol["n_products"],
                     "n_pairs": pol["n_pairs"],
-                    "chance_value": iv["chance"],
+                    "chance_value": _float(iv["chance"]),
                     "beats_chance": iv["beats_chance"],
                     "differs_from_chance": iv["differs_from_chance"],
                     "data_origin": data_origin,
                 }
             )
-    return pd.DataFrame(rows)
+    return pl.DataFrame(rows, schema=AUDIT_SCHEMA)
 
 
-def audits_at_chance(audits: pd.DataFrame) -> list[str]:
+def _float(v) -> float | None:
+    return None if v is None else float(v)
+
+
+AUDIT_SCHEMA = {
+    "policy": pl.String,
+    "metric": pl.String,
+    "point": pl.Float64,
+    "ci_lo": pl.Float64,
+    "ci_hi": pl.Float64,
+    "ci_method": pl.String,
+    "n_products": pl.Int64,
+    "n_pairs": pl.Int64,
+    "chance_value": pl.Float64,
+    "beats_chance": pl.Boolean,
+    "differs_from_chance": pl.Boolean,
+    "data_origin": pl.String,
+}
+
+
+def audits_at_chance(audits) -> list[str]:
     """Problems: a position or code-leak audit whose pairwise-accuracy CI excludes chance."""
+    audits = as_frame(audits)
     out = []
     for policy in ("slot1_wins", "lower_code_wins"):
-        row = audits[(audits["policy"] == policy) & (audits["metric"] == "pairwise_accuracy")]
-        if row.empty:
+        row = audits.filter(
+            (pl.col("policy") == policy) & (pl.col("metric") == "pairwise_accuracy")
+        )
+        if row.is_empty():
             out.append(f"{policy}: missing")
-        elif bool(row["differs_from_chance"].iloc[0]):
-            r = row.iloc[0]
+        elif bool(row["differs_from_chance"][0]):
+            r = row.row(0, named=True)
             out.append(
                 f"{policy}: {r['point']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}] excludes 0.5"
             )

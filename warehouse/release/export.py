@@ -1,11 +1,13 @@
 """``tastebench release OUT_DIR``: export the de-identified public benchmark (docs/release.md).
 
-Flow: read the gated marts (read-only) -> public codes and pair sides from the gated folder
-(drawn once with ``secrets`` when absent, redrawn until the de-identification rules and both
-audits are clean) -> write the data tables into a temporary sibling of OUT_DIR -> re-derive the
-metric tables from those files (the code ``tastebench verify`` runs) and check them against the
-warehouse's marts -> README, Croissant, manifest -> ``guard_release_dir`` -> only when it
-returns no violation: store the gated state and rename the folder to OUT_DIR.
+Flow: read the gated marts (read-only, polars) -> public codes and pair sides from the gated
+folder (drawn once with ``secrets`` when absent, redrawn until the de-identification rules and
+both audits are clean) -> write the data tables (CSV + Parquet) into a temporary sibling of
+OUT_DIR -> re-derive the metric tables from those files and the upstream TasteBench files they
+reference by hash (the code ``tastebench verify`` runs) and check them against the warehouse's
+marts -> README, Croissant, manifest -> ``guard_release_dir`` (every table, every pair of tables
+joined on their shared columns, every text file) -> only when it returns no violation: store the
+gated state and rename the folder to OUT_DIR.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse import __version__
 from warehouse.release import derive
@@ -39,9 +41,7 @@ from warehouse.release.schema import (
     PUBLIC_SOURCE,
     RELEASE_AUDITS,
     SPLIT_HALF,
-    TB_OOF,
-    TB_OOF_DIR,
-    TB_PAIRS,
+    UPSTREAM_FILES,
 )
 from warehouse.release.tables import (
     ReleaseError,
@@ -50,10 +50,10 @@ from warehouse.release.tables import (
     write_manifest,
     write_table,
 )
+from warehouse.release.upstream import upstream_listing
 
 MAX_DRAWS = 200
 MART_TOLERANCE = 1e-12
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclass
@@ -64,7 +64,7 @@ class ReleaseResult:
     files: list[str]
     code_map_reused: bool
     pair_sides_reused: bool
-    audits: pd.DataFrame
+    audits: pl.DataFrame
     elapsed_s: float
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -72,34 +72,41 @@ class ReleaseResult:
 # --- inputs -------------------------------------------------------------------------------------
 @dataclass
 class WarehouseInputs:
-    products: pd.DataFrame  # category, product_code, is_analog, is_reference, panel_mean, origin
-    categories: pd.DataFrame
-    pairs: pd.DataFrame  # fct_within_category_pairs
-    panelist_rows: pd.DataFrame
-    reliability: pd.DataFrame
-    split_half: pd.DataFrame
-    curve: pd.DataFrame
-    human_mart: pd.DataFrame
-    oof: pd.DataFrame
-    tb_pairs: pd.DataFrame
-    metrics_mart: pd.DataFrame
+    products: pl.DataFrame  # category, product_code, is_analog, is_reference, panel_mean, origin
+    categories: pl.DataFrame
+    pairs: pl.DataFrame  # fct_within_category_pairs
+    panelist_rows: pl.DataFrame
+    reliability: pl.DataFrame
+    split_half: pl.DataFrame
+    curve: pl.DataFrame
+    human_mart: pl.DataFrame
+    oof: pl.DataFrame
+    metrics_mart: pl.DataFrame
 
     @property
     def data_origin(self) -> str:
-        vals = sorted(self.products["data_origin"].dropna().astype(str).unique())
+        vals = sorted(self.products["data_origin"].drop_nulls().cast(pl.String).unique())
         if len(vals) != 1:
             raise ReleaseError(f"the warehouse mixes data origins {vals}")
         return vals[0]
 
 
+_CODES = ("product_code", "product_code_a", "product_code_b", "winner_product_code")
+
+
+def _typed(frame: pl.DataFrame) -> pl.DataFrame:
+    """Raw code columns as Int64 (DuckDB INTEGER arrives as Int32), so joins line up."""
+    return frame.with_columns(pl.col(c).cast(pl.Int64) for c in _CODES if c in frame.columns)
+
+
 def read_inputs(con) -> WarehouseInputs:
-    q = lambda sql: con.sql(sql).df()  # noqa: E731
+    q = lambda sql: _typed(con.sql(sql).pl())  # noqa: E731
     products = q(
         "select p.category, p.product_code, p.is_analog, p.is_reference, m.panel_mean, "
         "p.data_origin from marts.dim_products p join marts.fct_panel_means m "
         "on m.product_key = p.product_key"
     )
-    if products.empty:
+    if products.is_empty():
         raise ReleaseError("the warehouse has no benchmark products. Fix: build it first.")
     return WarehouseInputs(
         products=products,
@@ -114,62 +121,55 @@ def read_inputs(con) -> WarehouseInputs:
         curve=q("select * from marts.agg_group_size_curve"),
         human_mart=q("select metric, warehouse_value from marts.agg_human_baseline"),
         oof=q("select * from marts.fct_oof_predictions"),
-        tb_pairs=q(
-            "select pair_id, category, product_code_1, product_code_2, winner_product_code "
-            "from staging.stg_tastebench__gold_pairs"
-        ),
         metrics_mart=q("select * from marts.agg_model_metrics"),
     )
 
 
 # --- gated draws --------------------------------------------------------------------------------
-def ranked_products(products: pd.DataFrame) -> pd.DataFrame:
+def ranked_products(products) -> pl.DataFrame:
     """Add ``true_rank`` (analogs only) from the panel means."""
-    out = products.copy()
-    analog = out["is_analog"].astype(bool).to_numpy()
-    out["true_rank"] = np.nan
-    out.loc[analog, "true_rank"] = derive.within_category_ranks(
-        out.loc[analog, "category"], out.loc[analog, "panel_mean"]
+    out = _typed(derive.as_frame(products)).with_row_index("_row")
+    analogs = out.filter(pl.col("is_analog").cast(pl.Boolean))
+    ranks = derive.within_category_ranks(
+        analogs["category"].to_numpy(), analogs["panel_mean"].to_numpy()
     )
-    return out
+    ranked = analogs.select("_row", pl.Series("true_rank", ranks, dtype=pl.Float64))
+    return out.join(ranked, on="_row", how="left").sort("_row").drop("_row")
 
 
-def public_products(ranked: pd.DataFrame, cmap: pd.DataFrame) -> pd.DataFrame:
-    out = ranked.merge(
-        cmap[["category", "product_code", "public_code"]],
-        on=["category", "product_code"],
-        how="left",
-        validate="1:1",
+def public_products(ranked: pl.DataFrame, cmap) -> pl.DataFrame:
+    cmap = _typed(derive.as_frame(cmap)).select(
+        "category", "product_code", pl.col("public_code").cast(pl.Int64)
     )
-    if out["public_code"].isna().any():
+    out = ranked.join(cmap, on=["category", "product_code"], how="left", validate="1:1")
+    if out["public_code"].null_count():
         raise ReleaseError("the public-code map does not cover every product")
-    out["public_code"] = out["public_code"].astype(np.int64)
     return out
 
 
-def draw_code_map(ranked: pd.DataFrame, ctx, log: Callable[[str], None]) -> pd.DataFrame:
+def draw_code_map(ranked: pl.DataFrame, ctx, log: Callable[[str], None]) -> pl.DataFrame:
     """``guards.draw_public_codes`` redrawn until products.csv passes the permutation and
     row-order rules and the lower-code audit sits at chance."""
     from warehouse.metrics import lower_code_wins
     from warehouse.quality.guards import draw_public_codes, guard_frame
 
-    base = ranked[["category", "product_code", "is_analog"]]
+    base = ranked.select("category", "product_code", "is_analog")
     for attempt in range(1, MAX_DRAWS + 1):
         cmap = draw_public_codes(base, ctx)
-        cmap = cmap.merge(base, on=["category", "product_code"], validate="1:1")
-        pub = public_products(ranked, cmap).sort_values(["category", "public_code"])
-        frame = pub[["category", "public_code", "is_reference", "true_rank"]].reset_index(drop=True)
+        cmap = _typed(cmap).join(base, on=["category", "product_code"], validate="1:1")
+        pub = public_products(ranked, cmap).sort("category", "public_code")
+        frame = pub.select("category", "public_code", "is_reference", "true_rank")
         bad = guard_frame(
             PRODUCTS.path,
             frame,
             ctx.with_code_map(cmap),
             rules=["public_code_permutation", "row_order_hidden_id"],
         )
-        analogs = pub[pub["true_rank"].notna()]
+        analogs = pub.filter(pl.col("true_rank").is_not_null())
         lcw = lower_code_wins(
-            analogs["category"].to_numpy(dtype=object),
-            analogs["public_code"].to_numpy(dtype=np.float64),
-            analogs["true_rank"].to_numpy(dtype=np.float64),
+            analogs["category"].to_numpy().astype(object),
+            analogs["public_code"].to_numpy().astype(np.float64),
+            analogs["true_rank"].to_numpy().astype(np.float64),
         )["pairwise_accuracy"]
         if not bad and not lcw["differs_from_chance"]:
             log(f"public codes drawn (attempt {attempt})")
@@ -178,17 +178,19 @@ def draw_code_map(ranked: pd.DataFrame, ctx, log: Callable[[str], None]) -> pd.D
 
 
 def draw_pair_sides(
-    analog_pairs: pd.DataFrame, cmap: pd.DataFrame, ctx, log: Callable[[str], None]
-) -> pd.DataFrame:
+    analog_pairs: pl.DataFrame, cmap: pl.DataFrame, ctx, log: Callable[[str], None]
+) -> pl.DataFrame:
     """Fair coin per pair (``secrets``), redrawn until the slot-1 audit on the untied pairs
     includes 0.5 and the pair file passes the row-order rule."""
     from warehouse.quality.guards import guard_frame
 
     for attempt in range(1, MAX_DRAWS + 1):
-        sides = analog_pairs[["category", "product_code_a", "product_code_b"]].copy()
-        sides["a_in_slot_1"] = derive.draw_sides(len(sides))
+        sides = analog_pairs.select("category", "product_code_a", "product_code_b")
+        sides = sides.with_columns(a_in_slot_1=pl.Series(derive.draw_sides(len(sides))))
         oriented = orient_pairs(analog_pairs, sides, cmap)
-        audit = derive.slot1_audit(oriented["public_code_1"], oriented["public_code_winner"])
+        audit = derive.slot1_audit(
+            oriented["public_code_1"].to_numpy(), oriented["public_code_winner"].to_numpy()
+        )
         bad = guard_frame(
             GOLD_PAIRS.path, oriented, ctx.with_code_map(cmap), rules=["row_order_hidden_id"]
         )
@@ -198,24 +200,27 @@ def draw_pair_sides(
     raise ReleaseError(f"no pair orientation at chance in {MAX_DRAWS} draws")
 
 
-def orient_pairs(pairs: pd.DataFrame, sides: pd.DataFrame, cmap: pd.DataFrame) -> pd.DataFrame:
+def orient_pairs(pairs, sides, cmap) -> pl.DataFrame:
     """Untied raw pairs (category, product_code_a, product_code_b, winner_product_code) + sides
     -> public (pair_id, category, public_code_1, public_code_2, public_code_winner)."""
     keys = ["category", "product_code_a", "product_code_b"]
-    p = pairs[~pairs["is_tie"].astype(bool)].merge(sides, on=keys, validate="1:1")
-    codes = cmap.set_index(["category", "product_code"])["public_code"]
+    pairs, sides = _typed(derive.as_frame(pairs)), _typed(derive.as_frame(sides))
+    p = pairs.filter(~pl.col("is_tie").cast(pl.Boolean)).join(sides, on=keys, validate="1:1")
+    codes = _typed(derive.as_frame(cmap)).select(
+        "category", "product_code", pl.col("public_code").cast(pl.Int64)
+    )
 
-    def pub(col: str) -> np.ndarray:
-        idx = pd.MultiIndex.from_arrays([p["category"], p[col].astype(np.int64)])
-        return codes.reindex(idx).to_numpy(dtype=np.int64)
+    def pub(col: str) -> pl.Series:
+        m = p.select("category", pl.col(col).alias("product_code")).with_row_index("_r")
+        return m.join(codes, on=["category", "product_code"], how="left").sort("_r")["public_code"]
 
     a, b, w = pub("product_code_a"), pub("product_code_b"), pub("winner_product_code")
-    first = p["a_in_slot_1"].to_numpy(bool)
-    out = pd.DataFrame(
+    first = p["a_in_slot_1"].cast(pl.Boolean)
+    out = pl.DataFrame(
         {
-            "category": p["category"].to_numpy(),
-            "public_code_1": np.where(first, a, b),
-            "public_code_2": np.where(first, b, a),
+            "category": p["category"],
+            "public_code_1": pl.select(pl.when(first).then(a).otherwise(b)).to_series(),
+            "public_code_2": pl.select(pl.when(first).then(b).otherwise(a)).to_series(),
             "public_code_winner": w,
         }
     )
@@ -223,30 +228,38 @@ def orient_pairs(pairs: pd.DataFrame, sides: pd.DataFrame, cmap: pd.DataFrame) -
 
 
 # --- table frames -------------------------------------------------------------------------------
-def check_pairs_against_ranks(ranked: pd.DataFrame, mart_pairs: pd.DataFrame) -> None:
-    ours = derive.analog_pairs(ranked.assign(true_rank=ranked["true_rank"]), "product_code")
-    ours = ours.rename(columns={"code_a": "product_code_a", "code_b": "product_code_b"})
-    m = ours.merge(
-        mart_pairs, on=["category", "product_code_a", "product_code_b"], how="outer", indicator=True
+def check_pairs_against_ranks(ranked: pl.DataFrame, mart_pairs: pl.DataFrame) -> None:
+    ours = derive.analog_pairs(ranked, "product_code").rename(
+        {"code_a": "product_code_a", "code_b": "product_code_b"}
     )
-    bad = (m["_merge"] != "both") | (m["is_tie_x"] != m["is_tie_y"])
-    bad |= ~m["is_tie_x"].astype(bool) & (m["winner"] != m["winner_product_code"])
-    if bad.any():
-        r = m[bad].iloc[0]
+    m = ours.join(
+        _typed(mart_pairs),
+        on=["category", "product_code_a", "product_code_b"],
+        how="full",
+        coalesce=True,
+        suffix="_mart",
+    )
+    bad = m.filter(
+        pl.col("is_tie").is_null()
+        | pl.col("is_tie_mart").is_null()
+        | (pl.col("is_tie") != pl.col("is_tie_mart"))
+        | (~pl.col("is_tie") & (pl.col("winner") != pl.col("winner_product_code")))
+    )
+    if len(bad):
+        r = bad.row(0, named=True)
         raise ReleaseError(
-            f"true_rank disagrees with marts.fct_within_category_pairs on {r['category']} "
-            f"{r['product_code_a']}/{r['product_code_b']}: the warehouse is inconsistent"
+            f"true_rank disagrees with marts.fct_within_category_pairs in category "
+            f"{r['category']} ({len(bad)} pair(s)): the warehouse is inconsistent. Fix: rebuild it."
         )
 
 
 def data_tables(
-    inp: WarehouseInputs, ranked: pd.DataFrame, cmap: pd.DataFrame, sides: pd.DataFrame
-) -> list[tuple[TableSpec, pd.DataFrame]]:
+    inp: WarehouseInputs, ranked: pl.DataFrame, cmap: pl.DataFrame, sides: pl.DataFrame
+) -> list[tuple[TableSpec, pl.DataFrame]]:
     origin = inp.data_origin
     pub = public_products(ranked, cmap)
-    out: list[tuple[TableSpec, pd.DataFrame]] = [(PRODUCTS, pub), (CATEGORIES, inp.categories)]
-    gold = orient_pairs(inp.pairs, sides, cmap)
-    gold["data_origin"] = origin
+    out: list[tuple[TableSpec, pl.DataFrame]] = [(PRODUCTS, pub), (CATEGORIES, inp.categories)]
+    gold = orient_pairs(inp.pairs, sides, cmap).with_columns(data_origin=pl.lit(origin))
     out.append((GOLD_PAIRS, gold))
     out += [
         (PANELIST_ROWS, inp.panelist_rows),
@@ -254,55 +267,46 @@ def data_tables(
         (SPLIT_HALF, inp.split_half),
         (GROUP_SIZE_CURVE, inp.curve),
     ]
-    tb = inp.tb_pairs.rename(
-        columns={
-            "product_code_1": "tastebench_public_code_1",
-            "product_code_2": "tastebench_public_code_2",
-            "winner_product_code": "tastebench_public_code_winner",
-        }
-    )
-    out.append((TB_PAIRS, tb))
     oof = inp.oof
-    public = oof[oof["source"] == PUBLIC_SOURCE]
-    for model_id, rows in public.groupby("model_id", sort=True):
-        name = str(model_id)
-        if not _SAFE_NAME.match(name) or name == Path(TB_PAIRS.path).stem:
-            raise ReleaseError(f"model id {name!r} cannot be a file name in {TB_OOF_DIR}/")
-        if rows["true_rank"].isna().any():
-            raise ReleaseError(f"public OOF file {name} has no true_rank for every product")
-        frame = rows.rename(columns={"product_code": "tastebench_public_code"})
-        out.append((TB_OOF.with_path(f"{TB_OOF_DIR}/{name}.csv"), frame))
-    fits = oof[oof["source"] != PUBLIC_SOURCE]
-    gold_rank = pub[["category", "product_code", "public_code", "true_rank"]]
-    for model_id, rows in fits.groupby("model_id", sort=True):
+    published = oof.filter(pl.col("source") == PUBLIC_SOURCE)
+    out.append((UPSTREAM_FILES, upstream_listing(published["model_id"].unique().to_list())))
+    fits = oof.filter(pl.col("source") != PUBLIC_SOURCE)
+    gold_rank = pub.select("category", "product_code", "public_code", "true_rank")
+    for (model_id,), rows in fits.sort("model_id").group_by("model_id", maintain_order=True):
         name = re.sub(r"[^A-Za-z0-9_.-]", "__", str(model_id))
-        frame = rows[["model_id", "category", "product_code", "predicted_score", "data_origin"]]
-        frame = frame.merge(gold_rank, on=["category", "product_code"], how="left")
-        if frame["public_code"].isna().any() or frame["true_rank"].isna().any():
+        frame = rows.select(
+            "model_id", "category", "product_code", "predicted_score", "data_origin"
+        )
+        frame = frame.join(gold_rank, on=["category", "product_code"], how="left")
+        if frame["public_code"].null_count() or frame["true_rank"].null_count():
             raise ReleaseError(f"fit {model_id}: products without a public code or true_rank")
         out.append((FIT_OOF.with_path(f"{FIT_OOF_DIR}/{name}.csv"), frame))
     return out
 
 
-def check_against_marts(metrics: pd.DataFrame, summary: pd.DataFrame, inp: WarehouseInputs) -> None:
+def check_against_marts(metrics: pl.DataFrame, summary: pl.DataFrame, inp: WarehouseInputs) -> None:
     """The re-derived metric tables must equal the warehouse's marts."""
     problems = []
-    mart = inp.metrics_mart.set_index("model_metric_key")
-    ours = metrics.set_index("model_metric_key")
-    if set(mart.index) != set(ours.index):
-        diff = sorted(set(mart.index) ^ set(ours.index))[:3]
+    key = "model_metric_key"
+    mart, ours = inp.metrics_mart, metrics
+    if set(mart[key]) != set(ours[key]):
+        diff = sorted(set(mart[key]) ^ set(ours[key]))[:3]
         problems.append(f"model metric rows differ from marts.agg_model_metrics: {diff}")
     else:
+        m = mart.join(ours, on=key, suffix="_ours")
         for col in ("point", "ci_lo", "ci_hi", "chance_value"):
-            a = ours[col].astype(float).reindex(mart.index).to_numpy()
-            b = mart[col].astype(float).to_numpy()
+            a = m[f"{col}_ours"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            b = m[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
             bad = ~np.isclose(a, b, rtol=0, atol=MART_TOLERANCE, equal_nan=True)
             if bad.any():
-                problems.append(f"{col} of {mart.index[bad][0]} differs from agg_model_metrics")
-    hm = inp.human_mart.set_index("metric")["warehouse_value"].astype(float)
-    sv = summary.set_index("metric")["value"].astype(float)
-    for metric in sorted(set(hm.index) & set(sv.index)):
-        if not np.isclose(hm[metric], sv[metric], rtol=0, atol=MART_TOLERANCE, equal_nan=True):
+                problems.append(f"{col} of {m[key][int(np.flatnonzero(bad)[0])]} differs")
+    hm = dict(inp.human_mart.select("metric", "warehouse_value").iter_rows())
+    sv = dict(summary.select("metric", "value").iter_rows())
+    for metric in sorted(set(hm) & set(sv)):
+        a, b = hm[metric], sv[metric]
+        a = np.nan if a is None else float(a)
+        b = np.nan if b is None else float(b)
+        if not np.isclose(a, b, rtol=0, atol=MART_TOLERANCE, equal_nan=True):
             problems.append(f"human-baseline {metric} differs from marts.agg_human_baseline")
     if problems:
         raise ReleaseError(
@@ -341,15 +345,16 @@ De-identified benchmark files exported by `tastebench release` from a built ware
 | `croissant.json` | | Croissant 1.0 metadata with RAI fields (every file and column) |
 | `MANIFEST.sha256` | | `<sha256>  <path>` of every other file, sorted by path |
 
-## Keying: two code spaces, never mixed
+## Keying: one code space
 
 - `public_code` (`benchmark/`, `oof/`): this release's codes. Per category a cryptographically
   random permutation of the analogs to 1..n_c, references n_c+1, ...; drawn once and kept only in
   the gated area, so later releases reuse them. Codes carry no information about the target.
-- `tastebench_public_code` (`{TB_OOF_DIR}/`): the codes of the original TasteBench public release,
-  kept as published so those files stay identical to the published ones (only the column
-  `product_code` is renamed). **Do not join the two spaces on the code**: the same number names
-  different products. The folder is self-contained (its own gold `true_rank` and gold pairs).
+- The published TasteBench out-of-fold files and gold pairs, scored in `metrics/model_metrics.csv`,
+  are **not re-published here**: they are keyed by the original TasteBench codes and carry the
+  same gold, so next to `benchmark/products.csv` they would link the two keyings on
+  `(category, true_rank)`. `metrics/upstream_files.csv` references each one by URL and sha256;
+  `tastebench verify` fetches them by hash.
 
 ## What is never here
 
@@ -360,31 +365,16 @@ file passed the de-identification guards before publication.
 
 ## Verify
 
-`tastebench verify <this folder>` checks the manifest and the Croissant hashes, then recomputes
-the gold pairs (from `true_rank`), the category counts, the human-baseline summary, the model
-metrics (from the OOF files) and the release audits, and compares them byte for byte.
-Floats are written as the shortest text that reads back as the same float64.
+`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types and the
+Parquet twins, then recomputes the gold pairs (from `true_rank`), the category counts, the
+human-baseline summary, the model metrics (from `oof/` and the upstream files, fetched by hash)
+and the release audits, and compares them byte for byte. Every table is a CSV (floats written as
+the shortest text that reads back as the same float64) with a Parquet twin of the same rows.
 
 ## Licences
 
 NECTAR-derived data (everything in this release): **CC BY-NC 4.0** (non-commercial; attribution:
 NECTAR and the TasteBench authors). FartDB-derived data (none in this release): MIT.
-"""
-
-
-TB_README = f"""# Published TasteBench out-of-fold predictions (original keying)
-
-These files are the out-of-fold predictions and gold pairs of the original TasteBench public
-release, **keyed by the ORIGINAL TasteBench public codes** (`tastebench_public_code`), not by the
-`public_code` of `benchmark/`. Values are exactly as published; the column `product_code` is
-renamed so that it cannot be mistaken for a code of this release.
-
-- `<model>.csv`: `category, tastebench_public_code, true_rank, predicted_score` (215 analogs).
-- `gold_pairs.csv`: the published 932 untied gold pairs in the same keying.
-
-`metrics/model_metrics.csv` scores every file here against its own `true_rank` (rows
-`policy:*`: the trivial policies on these products and pairs).
-data_origin: `{PUBLIC_SOURCE}` (real results). Licence: CC BY-NC 4.0.
 """
 
 
@@ -394,9 +384,11 @@ def export_release(
     *,
     db_path: Path,
     gated_dir: Path,
+    settings=None,
     log: Callable[[str], None] = lambda m: None,
 ) -> ReleaseResult:
-    """Write the release into ``out_dir`` (new or empty) or raise without writing anything."""
+    """Write the release into ``out_dir`` (new or empty) or raise without writing anything.
+    ``settings``: where the upstream TasteBench files are fetched (default: the environment)."""
     import duckdb
 
     from warehouse.quality.guards import GatedContext, guard_release_dir, raise_for_violations
@@ -422,12 +414,12 @@ def export_release(
     store = GatedStore(gated_dir)
     ranked = ranked_products(inp.products)
     check_pairs_against_ranks(ranked, inp.pairs)
-    base = ranked[["category", "product_code", "is_analog"]]
+    base = ranked.select("category", "product_code", "is_analog")
     cmap = store.load_code_map(base)
     code_map_reused = cmap is not None
     if cmap is None:
         cmap = draw_code_map(ranked, ctx, log)
-    sides_key = inp.pairs[["category", "product_code_a", "product_code_b"]]
+    sides_key = inp.pairs.select("category", "product_code_a", "product_code_b")
     sides = store.load_pair_sides(sides_key)
     sides_reused = sides is not None
     if sides is None:
@@ -441,15 +433,14 @@ def export_release(
     try:
         written: list[tuple[TableSpec, int]] = []
         for spec, frame in data_tables(inp, ranked, cmap, sides):
-            frame = frame.copy()
             if "data_origin" in spec.names and "data_origin" not in frame.columns:
-                frame["data_origin"] = origin
+                frame = frame.with_columns(data_origin=pl.lit(origin))
             write_table(tmp, frame, spec)
             written.append((spec, len(frame)))
-        (tmp / TB_OOF_DIR / "README.md").write_text(TB_README, encoding="utf-8")
         t1 = time.perf_counter()
-        tables = read_release_tables(tmp)
+        tables = read_release_tables(tmp, settings)
         derived, problems = derive_tables(tables)
+        problems = tables.upstream_problems + problems
         if problems:
             raise ReleaseError("; ".join(problems))
         for spec in (GOLD_PAIRS, CATEGORIES):
@@ -474,7 +465,7 @@ def export_release(
             description=(
                 "De-identified TasteBench benchmark: products with public codes and "
                 "within-category ranks, gold pairs, human-baseline aggregates, out-of-fold "
-                "predictions and metrics."
+                "predictions of warehouse fits and metrics."
                 + (
                     " Ratings are SIMULATED (data_origin = simulation)."
                     if origin == "simulation"
@@ -482,13 +473,13 @@ def export_release(
                 )
             ),
             tables=specs,
-            other_files={
-                "README.md": "What is released, keying, verification, licences.",
-                f"{TB_OOF_DIR}/README.md": "Label of the original-keying OOF folder.",
-            },
+            other_files={"README.md": "What is released, keying, verification, licences."},
             data_origin=origin,
             version=__version__,
-            derived_from=["https://github.com/Food-Intelligence-Lab/tastebench"],
+            derived_from=[
+                "https://github.com/Food-Intelligence-Lab/tastebench",
+                *sorted(tables.frames[UPSTREAM_FILES.path]["url"].to_list()),
+            ],
         )
         write_croissant(tmp, doc)
         write_manifest(tmp)

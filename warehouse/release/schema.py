@@ -1,6 +1,7 @@
-"""What a release and a competition export contain: one :class:`TableSpec` per file (columns,
-types, row order, descriptions). The writer, the Croissant metadata, the README and
-``tastebench verify`` all read these specs, so they cannot drift apart (docs/release.md)."""
+"""What a release and a competition export contain: one :class:`TableSpec` per table (columns,
+types, row order, descriptions; each is written as CSV and as Parquet). The writer, the Croissant
+metadata, the README and ``tastebench verify`` all read these specs, so they cannot drift apart
+(docs/release.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ N_BOOT = 10000
 SEED = 42
 
 PUBLIC_SOURCE = "tastebench_public"
-TB_OOF_DIR = "tastebench_public_oof"
 FIT_OOF_DIR = "oof"
 
 _ORIGIN = Column(
@@ -163,37 +163,21 @@ HUMAN_SUMMARY = TableSpec(
     ("metric",),
 )
 
-TB_OOF = TableSpec(
-    f"{TB_OOF_DIR}/<model>.csv",
-    "Out-of-fold predictions of one published TasteBench model, KEYED BY THE ORIGINAL TASTEBENCH "
-    "PUBLIC CODES (not this release's public_code): the published file with its product_code "
-    "column renamed.",
+UPSTREAM_FILES = TableSpec(
+    "metrics/upstream_files.csv",
+    "The published TasteBench files that metrics/model_metrics.csv scores, REFERENCED BY URL AND "
+    "SHA256, not re-published: they are keyed by the original TasteBench codes and carry the "
+    "same gold (true_rank), so placed beside this release's products they would link the two "
+    "code spaces (docs/release.md, 'Upstream files'). tastebench verify fetches them by hash.",
     (
-        _CATEGORY,
-        Column(
-            "tastebench_public_code",
-            "int",
-            "Product code of the original TasteBench public release (its own secret re-keying; "
-            "unrelated to public_code of benchmark/products.csv).",
-        ),
-        Column("true_rank", "float", "Gold: within-category average rank (higher = more similar)."),
-        Column("predicted_score", "float", "The model's out-of-fold score (as published)."),
+        Column("dataset", "str", "Registry key of the file (warehouse/sources/datasets.toml)."),
+        Column("role", "str", "oof (out-of-fold predictions of one model) or gold_pairs."),
+        Column("model_id", "str", "Model id (the file stem) for role oof; empty for gold_pairs."),
+        Column("url", "str", "Upstream URL at a fixed commit."),
+        Column("sha256", "str", "sha256 of the upstream file."),
+        Column("n_rows", "int", "Data rows of the upstream file."),
     ),
-    ("category", "tastebench_public_code"),
-)
-
-TB_PAIRS = TableSpec(
-    f"{TB_OOF_DIR}/gold_pairs.csv",
-    "The published TasteBench gold pair file (932 untied pairs) in the original TasteBench "
-    "keying; the position audit of the published metrics (policy:slot1_wins) is scored on it.",
-    (
-        Column("pair_id", "int", "Published pair id."),
-        _CATEGORY,
-        Column("tastebench_public_code_1", "int", "First listed product (original keying)."),
-        Column("tastebench_public_code_2", "int", "Second listed product."),
-        Column("tastebench_public_code_winner", "int", "Higher-rated product."),
-    ),
-    ("pair_id",),
+    ("role", "dataset"),
 )
 
 FIT_OOF = TableSpec(
@@ -214,7 +198,8 @@ FIT_OOF = TableSpec(
 MODEL_METRICS = TableSpec(
     "metrics/model_metrics.csv",
     "marts.agg_model_metrics: every model (and trivial policy) x metric with point and 95% CI "
-    f"(main-table BCa, {N_BOOT} replicates, seed {SEED}), re-derivable from the OOF files.",
+    f"(main-table BCa, {N_BOOT} replicates, seed {SEED}), re-derivable from the OOF files "
+    "(this release's oof/ and the upstream files of metrics/upstream_files.csv).",
     (
         Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>'."),
         Column("model_id", "str", "OOF file stem, or 'policy:<name>' for a trivial policy."),
@@ -271,7 +256,7 @@ RELEASE_FIXED_TABLES: tuple[TableSpec, ...] = (
     SPLIT_HALF,
     GROUP_SIZE_CURVE,
     HUMAN_SUMMARY,
-    TB_PAIRS,
+    UPSTREAM_FILES,
     MODEL_METRICS,
     RELEASE_AUDITS,
 )

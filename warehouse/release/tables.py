@@ -1,17 +1,22 @@
-"""Byte-stable serialization of released tables, and the sha256 manifest.
+"""Byte-stable serialization of released tables (CSV and its Parquet twin), and the manifest.
 
-Every released CSV is written by :func:`write_table` from a :class:`TableSpec` (column order,
+Every released table is written by :func:`write_table` from a :class:`TableSpec` (column order,
 types, sort key, descriptions: the same spec drives the Croissant record sets and the README):
 
-* UTF-8, ``,`` separator, ``\\n`` line ends, minimal quoting (Python ``csv``), a header row;
-* floats as Python ``repr`` of the float64 (the shortest string that parses back to the same
+* CSV: UTF-8, ``,`` separator, ``\\n`` line ends, minimal quoting (Python ``csv``), a header row;
+  floats as Python ``repr`` of the float64 (the shortest string that parses back to the same
   float, so ``read(write(x)) == x`` bit for bit), ``-0.0`` written as ``0.0``; integers in
-  decimal; booleans ``true``/``false``; a missing value (None, NaN, NA) is the empty field;
+  decimal; booleans ``true``/``false``; a missing value (None, NaN, null) is the empty field;
 * rows sorted by the spec's ``sort_by`` columns (released columns only), stable, missing values
-  last, so row order is a function of the released columns and nothing else.
+  last, so row order is a function of the released columns and nothing else;
+* beside each CSV a **Parquet** file (pyarrow, zstd, no pandas metadata) with the same rows in
+  the same order, typed ``string | int64 | double | bool`` (the Croissant types ``sc:Text |
+  sc:Integer | sc:Float | sc:Boolean``); its values are those the CSV reads back as, so the two
+  files hold the same table.
 
-The same frame therefore always gives the same bytes, and a file parsed with
-:func:`read_table` and written again is byte-identical.
+Frames are polars (a pandas frame, e.g. a metrics-library result, is converted on entry). The same
+frame therefore always gives the same bytes, and a file parsed with :func:`read_table` and written
+again is byte-identical.
 """
 
 from __future__ import annotations
@@ -25,13 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from warehouse.errors import WarehouseError
 
 MANIFEST_NAME = "MANIFEST.sha256"
 TYPES = ("str", "int", "float", "bool")
 CROISSANT_TYPES = {"str": "sc:Text", "int": "sc:Integer", "float": "sc:Float", "bool": "sc:Boolean"}
+ARROW_TYPES = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+POLARS_TYPES = {"str": pl.String, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean}
 
 
 class ReleaseError(WarehouseError):
@@ -68,9 +77,14 @@ class TableSpec:
             path, description or self.description, self.columns, self.sort_by, self.extra
         )
 
+    @property
+    def parquet_path(self) -> str:
+        """The Parquet twin of the CSV (same path, ``.parquet``)."""
+        return str(Path(self.path).with_suffix(".parquet").as_posix())
+
 
 def _missing(value: object) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return True
     return isinstance(value, float | np.floating) and math.isnan(float(value))
 
@@ -112,51 +126,111 @@ def parse_value(text: str, type_: str) -> object:
     return text
 
 
-def sort_frame(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+def as_frame(frame) -> pl.DataFrame:
+    """A polars frame; pandas input (metrics-library results) is converted here."""
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    import pandas as pd
+
+    if isinstance(frame, pd.DataFrame):
+        f = frame.reset_index(drop=True).copy()
+        for c in f.columns:
+            if f[c].dtype == object:
+                f[c] = f[c].map(lambda v: None if _missing(v) else v)
+        return pl.from_pandas(f)
+    return pl.DataFrame(frame)
+
+
+def _sort_key(frame: pl.DataFrame, col: str, type_: str) -> pl.Series:
+    s = frame[col]
+    if type_ in {"int", "float"}:
+        if s.dtype == pl.String:
+            s = s.str.strip_chars().cast(pl.Float64, strict=True)
+        return s.cast(pl.Float64).fill_nan(None)
+    if type_ == "bool":
+        return s.cast(pl.Boolean)
+    return s.cast(pl.String)
+
+
+def sort_frame(frame, spec: TableSpec) -> pl.DataFrame:
     """Rows in the order of ``spec.sort_by`` (released columns; stable; missing values last)."""
+    frame = as_frame(frame)
     if not spec.sort_by:
-        return frame.reset_index(drop=True)
-    keys = frame[list(spec.sort_by)].copy()
+        return frame
     types = {c.name: c.type for c in spec.columns}
-    for col in spec.sort_by:
-        if types[col] in {"int", "float"}:
-            keys[col] = pd.to_numeric(keys[col], errors="raise").astype("float64")
-        elif types[col] == "bool":
-            keys[col] = keys[col].map(lambda v: None if _missing(v) else bool(v)).astype("float")
-        else:
-            keys[col] = keys[col].map(lambda v: None if _missing(v) else str(v))
-    order = keys.sort_values(list(spec.sort_by), kind="mergesort", na_position="last").index
-    return frame.loc[order].reset_index(drop=True)
+    keys = pl.DataFrame(
+        {f"_k{i}": _sort_key(frame, c, types[c]) for i, c in enumerate(spec.sort_by)}
+    )
+    order = keys.with_row_index("_i").sort(
+        [f"_k{i}" for i in range(len(spec.sort_by))], nulls_last=True, maintain_order=True
+    )["_i"]
+    return frame.select(pl.all().gather(order))
 
 
-def table_bytes(frame: pd.DataFrame, spec: TableSpec) -> bytes:
-    """The released bytes of ``frame`` under ``spec`` (columns selected, typed, sorted)."""
+def _rows(frame, spec: TableSpec) -> list[list[str]]:
+    """The released text of every row (columns selected, typed, sorted)."""
+    frame = as_frame(frame)
     missing = [c for c in spec.names if c not in frame.columns]
     if missing:
         raise ReleaseError(f"{spec.path}: frame lacks column(s) {missing}")
-    frame = sort_frame(frame[spec.names], spec)
+    frame = sort_frame(frame.select(spec.names), spec)
+    types = [c.type for c in spec.columns]
+    out = []
+    for row in frame.iter_rows():
+        try:
+            out.append([format_value(v, t) for v, t in zip(row, types, strict=True)])
+        except ValueError as exc:
+            raise ReleaseError(f"{spec.path}: {exc}") from exc
+    return out
+
+
+def _csv_bytes(rows: list[list[str]], spec: TableSpec) -> bytes:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(spec.names)
-    types = [c.type for c in spec.columns]
-    for row in frame.itertuples(index=False, name=None):
-        try:
-            writer.writerow([format_value(v, t) for v, t in zip(row, types, strict=True)])
-        except ValueError as exc:
-            raise ReleaseError(f"{spec.path}: {exc}") from exc
+    writer.writerows(rows)
     return buf.getvalue().encode("utf-8")
 
 
-def write_table(root: Path, frame: pd.DataFrame, spec: TableSpec) -> Path:
+def table_bytes(frame, spec: TableSpec) -> bytes:
+    """The released CSV bytes of ``frame`` under ``spec`` (columns selected, typed, sorted)."""
+    return _csv_bytes(_rows(frame, spec), spec)
+
+
+def arrow_table(rows: list[list[str]], spec: TableSpec) -> pa.Table:
+    """The rows as the CSV reads them back, typed per spec (the Parquet content)."""
+    columns = {
+        c.name: pa.array([parse_value(r[i], c.type) for r in rows], type=ARROW_TYPES[c.type])
+        for i, c in enumerate(spec.columns)
+    }
+    return pa.table(columns)
+
+
+def parquet_bytes(frame, spec: TableSpec) -> bytes:
+    """The released Parquet bytes of ``frame`` (deterministic for the same pyarrow version)."""
+    return _parquet(arrow_table(_rows(frame, spec), spec))
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", write_statistics=True, store_schema=False)
+    return buf.getvalue()
+
+
+def write_table(root: Path, frame, spec: TableSpec, *, parquet: bool = True) -> Path:
+    """Write the CSV (and its Parquet twin) of ``frame`` under ``root``; returns the CSV path."""
+    rows = _rows(frame, spec)
     path = Path(root) / spec.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(table_bytes(frame, spec))
+    path.write_bytes(_csv_bytes(rows, spec))
+    if parquet:
+        (Path(root) / spec.parquet_path).write_bytes(_parquet(arrow_table(rows, spec)))
     return path
 
 
-def read_table(path: Path, spec: TableSpec) -> pd.DataFrame:
-    """Parse a released CSV with the spec's types (object columns holding Python values; floats
-    as float64 with NaN for missing). Raises ``ValueError`` on a wrong header or a bad value."""
+def read_table(path: Path, spec: TableSpec) -> pl.DataFrame:
+    """Parse a released CSV with the spec's types (polars: String, Int64, Float64, Boolean; a
+    missing value is null). Raises ``ValueError`` on a wrong header or a bad value."""
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     if not rows:
@@ -172,11 +246,28 @@ def read_table(path: Path, spec: TableSpec) -> pd.DataFrame:
                 data[col.name].append(parse_value(text, col.type))
             except ValueError as exc:
                 raise ValueError(f"line {line}, column {col.name}: {exc}") from exc
-    out = pd.DataFrame(data, columns=spec.names)
-    for col in spec.columns:
-        if col.type == "float":
-            out[col.name] = pd.to_numeric(out[col.name]).astype("float64")
-    return out
+    return pl.DataFrame(data, schema={c.name: POLARS_TYPES[c.type] for c in spec.columns})
+
+
+def parquet_problems(root: Path, spec: TableSpec) -> list[str]:
+    """The Parquet twin must exist, carry the spec's Arrow types and hold the CSV's rows."""
+    path = Path(root) / spec.parquet_path
+    if not path.is_file():
+        return [f"{spec.parquet_path}: missing (every released CSV has a Parquet twin)"]
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        return [f"{spec.parquet_path}: cannot be read ({exc})"]
+    expected = pa.schema([(c.name, ARROW_TYPES[c.type]) for c in spec.columns])
+    if not table.schema.equals(expected, check_metadata=False):
+        return [f"{spec.parquet_path}: schema {table.schema} differs from {expected}"]
+    try:
+        csv_rows = _rows(read_table(Path(root) / spec.path, spec), spec)
+    except (ValueError, ReleaseError) as exc:
+        return [f"{spec.parquet_path}: its CSV cannot be read ({exc})"]
+    if not table.equals(arrow_table(csv_rows, spec)):
+        return [f"{spec.parquet_path}: rows differ from {spec.path}"]
+    return []
 
 
 # --- hashes and the manifest --------------------------------------------------------------------
@@ -223,13 +314,18 @@ def parse_manifest(text: str) -> dict[str, str]:
 
 
 __all__ = [
+    "ARROW_TYPES",
     "CROISSANT_TYPES",
     "MANIFEST_NAME",
     "Column",
     "ReleaseError",
     "TableSpec",
+    "arrow_table",
+    "as_frame",
     "format_value",
     "manifest_text",
+    "parquet_bytes",
+    "parquet_problems",
     "parse_manifest",
     "parse_value",
     "read_table",

@@ -1,15 +1,16 @@
 """``tastebench verify DIR``: check a release from its own files (docs/release.md, "Verify").
 
 Tier 1, integrity: ``MANIFEST.sha256`` lists every file (none missing, none extra) and every
-sha256 matches; ``croissant.json`` hashes and record sets match the files.
+sha256 matches; ``croissant.json`` hashes, record sets and types match the files; every CSV has a
+Parquet twin with the spec's types and the same rows.
 Tier 2, re-derivation: every published number that other released files determine is computed
 again and serialized the same way (:mod:`warehouse.release.tables`), then compared byte for byte:
 ``benchmark/gold_pairs.csv`` (winners from ``products.csv`` true_rank, with the published sides),
 the counts of ``benchmark/categories.csv``, ``human_baseline/summary.csv`` (from the panelist rows,
-block reliability, split-half iterations and curve), ``metrics/model_metrics.csv`` (from the OOF
-files, :mod:`warehouse.metrics.tables`), ``metrics/release_audits.csv``. Plus consistency: the OOF
-files agree on each product's gold, warehouse-fit OOFs carry products.csv's true_rank, one
-data_origin.
+block reliability, split-half iterations and curve), ``metrics/model_metrics.csv`` (from this
+release's ``oof/`` files and the upstream TasteBench files of ``metrics/upstream_files.csv``,
+fetched by hash: :mod:`warehouse.release.upstream`), ``metrics/release_audits.csv``. Plus
+consistency: warehouse-fit OOFs carry products.csv's true_rank, one data_origin.
 Tier 3 (outside this command): rebuild the warehouse and ``tastebench release`` again with the
 same gated folder; the bytes are identical.
 
@@ -23,8 +24,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
@@ -43,20 +43,20 @@ from warehouse.release.schema import (
     RELEASE_AUDITS,
     RELEASE_FIXED_TABLES,
     SPLIT_HALF,
-    TB_OOF,
-    TB_OOF_DIR,
-    TB_PAIRS,
+    UPSTREAM_FILES,
 )
 from warehouse.release.tables import (
     MANIFEST_NAME,
     ReleaseError,
     TableSpec,
+    parquet_problems,
     parse_manifest,
     read_table,
     release_files,
     sha256_file,
     table_bytes,
 )
+from warehouse.release.upstream import Upstream, load_upstream
 
 MAX_CELL_DIFFS = 5
 
@@ -80,40 +80,32 @@ class VerifyReport:
 class ReleaseTables:
     root: Path
     specs: dict[str, TableSpec]
-    frames: dict[str, pd.DataFrame]
+    frames: dict[str, pl.DataFrame]
     problems: list[str]
+    upstream: Upstream = field(default_factory=Upstream)
+    upstream_problems: list[str] = field(default_factory=list)
 
-    def get(self, spec: TableSpec) -> pd.DataFrame | None:
+    def get(self, spec: TableSpec) -> pl.DataFrame | None:
         return self.frames.get(spec.path)
 
     @property
-    def tb_oof(self) -> dict[str, pd.DataFrame]:
-        return {
-            Path(p).stem: f
-            for p, f in self.frames.items()
-            if p.startswith(f"{TB_OOF_DIR}/") and p != TB_PAIRS.path
-        }
-
-    @property
-    def fit_oof(self) -> dict[str, pd.DataFrame]:
+    def fit_oof(self) -> dict[str, pl.DataFrame]:
         return {Path(p).stem: f for p, f in self.frames.items() if p.startswith(f"{FIT_OOF_DIR}/")}
 
 
 def release_specs(root: Path) -> dict[str, TableSpec]:
-    """Spec of every table a release at ``root`` holds: the fixed files plus one per OOF file."""
+    """Spec of every table a release at ``root`` holds: the fixed files plus one per fit OOF."""
     root = Path(root)
     specs = {s.path: s for s in RELEASE_FIXED_TABLES}
-    for f in sorted((root / TB_OOF_DIR).glob("*.csv")):
-        rel = f"{TB_OOF_DIR}/{f.name}"
-        if rel != TB_PAIRS.path:
-            specs[rel] = TB_OOF.with_path(rel, f"{TB_OOF.description} Model: {f.stem}.")
     for f in sorted((root / FIT_OOF_DIR).glob("*.csv")):
         rel = f"{FIT_OOF_DIR}/{f.name}"
         specs[rel] = FIT_OOF.with_path(rel)
     return specs
 
 
-def read_release_tables(root: Path) -> ReleaseTables:
+def read_release_tables(root: Path, settings=None) -> ReleaseTables:
+    """Every table of the release (polars, typed by its spec) and the upstream files its
+    ``metrics/upstream_files.csv`` references (fetched by hash with ``settings``' mirror)."""
     specs = release_specs(root)
     frames, problems = {}, []
     for rel, spec in specs.items():
@@ -125,20 +117,23 @@ def read_release_tables(root: Path) -> ReleaseTables:
             frames[rel] = read_table(path, spec)
         except (ValueError, UnicodeDecodeError) as exc:
             problems.append(f"{rel}: cannot be read ({exc})")
-    return ReleaseTables(Path(root), specs, frames, problems)
+    upstream, found = Upstream(), []
+    if UPSTREAM_FILES.path in frames:
+        upstream, found = load_upstream(frames[UPSTREAM_FILES.path], settings)
+    return ReleaseTables(Path(root), specs, frames, problems, upstream, found)
 
 
 def release_origin(t: ReleaseTables) -> str | None:
     products = t.get(PRODUCTS)
-    if products is None or products.empty:
+    if products is None or products.is_empty():
         return None
-    vals = sorted(products["data_origin"].dropna().astype(str).unique())
+    vals = sorted(products["data_origin"].drop_nulls().unique().to_list())
     return vals[0] if len(vals) == 1 else "|".join(vals)
 
 
-def derive_tables(t: ReleaseTables) -> tuple[dict[str, pd.DataFrame], list[str]]:
+def derive_tables(t: ReleaseTables) -> tuple[dict[str, pl.DataFrame], list[str]]:
     """Every re-derivable table from the others: ``({relpath: frame}, problems)``."""
-    out: dict[str, pd.DataFrame] = {}
+    out: dict[str, pl.DataFrame] = {}
     problems: list[str] = []
     origin = release_origin(t)
     products, oriented = t.get(PRODUCTS), t.get(GOLD_PAIRS)
@@ -146,51 +141,49 @@ def derive_tables(t: ReleaseTables) -> tuple[dict[str, pd.DataFrame], list[str]]
     def attempt(spec: TableSpec, fn) -> None:
         try:
             out[spec.path] = fn()
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as exc:
             problems.append(f"{spec.path}: cannot be re-derived ({exc})")
 
     if products is not None and oriented is not None:
-
-        def gold() -> pd.DataFrame:
-            g = derive.gold_pairs_from_products(products, oriented)
-            g["data_origin"] = origin
-            return g
-
-        attempt(GOLD_PAIRS, gold)
+        attempt(
+            GOLD_PAIRS,
+            lambda: derive.gold_pairs_from_products(products, oriented).with_columns(
+                data_origin=pl.lit(origin)
+            ),
+        )
     cats = t.get(CATEGORIES)
     if products is not None and cats is not None:
 
-        def categories() -> pd.DataFrame:
+        def categories() -> pl.DataFrame:
             counts = derive.category_counts(products)
             if set(counts["category"]) != set(cats["category"]):
                 raise ValueError("categories differ from those of benchmark/products.csv")
-            base = cats.drop(columns=["n_analogs", "n_references", "n_within_category_pairs"])
-            return base.merge(counts, on="category", how="left")
+            base = cats.drop("n_analogs", "n_references", "n_within_category_pairs")
+            return base.join(counts, on="category", how="left")
 
         attempt(CATEGORIES, categories)
     human = [t.get(s) for s in (PANELIST_ROWS, BLOCK_RELIABILITY, SPLIT_HALF, GROUP_SIZE_CURVE)]
     if all(f is not None for f in human):
-
-        def summary() -> pd.DataFrame:
-            s = derive.human_summary(*human)
-            s["data_origin"] = origin
-            return s
-
-        attempt(HUMAN_SUMMARY, summary)
-    tb_pairs = t.get(TB_PAIRS)
-    unreadable = [
-        p
-        for p in t.specs
-        if p.startswith((f"{TB_OOF_DIR}/", f"{FIT_OOF_DIR}/")) and p not in t.frames
-    ]
+        attempt(
+            HUMAN_SUMMARY,
+            lambda: derive.human_summary(*human).with_columns(data_origin=pl.lit(origin)),
+        )
+    unreadable = [p for p in t.specs if p.startswith(f"{FIT_OOF_DIR}/") and p not in t.frames]
     if unreadable:
         problems.append(
             f"{MODEL_METRICS.path}: not re-derived ({', '.join(unreadable)} cannot be read)"
         )
-    elif t.tb_oof and tb_pairs is not None:
+    elif t.upstream.oof and t.upstream.pairs is not None:
         attempt(
             MODEL_METRICS,
-            lambda: derive.model_metrics(derive.oof_frame(t.tb_oof, t.fit_oof), tb_pairs),
+            lambda: derive.model_metrics(
+                derive.oof_frame(t.upstream.oof, t.fit_oof), t.upstream.pairs
+            ),
+        )
+    else:
+        problems.append(
+            f"{MODEL_METRICS.path}: not re-derived (the upstream files of "
+            f"{UPSTREAM_FILES.path} are not available)"
         )
     if products is not None and GOLD_PAIRS.path in out:
         attempt(
@@ -266,20 +259,23 @@ def check_consistency(t: ReleaseTables) -> list[str]:
     if origin is not None and "|" in origin:
         out.append(f"{PRODUCTS.path}: several data_origin values ({origin})")
     for rel, f in t.frames.items():
-        if rel.startswith(f"{TB_OOF_DIR}/") or "data_origin" not in f.columns:
+        if "data_origin" not in f.columns:
             continue
-        vals = set(f["data_origin"].dropna().astype(str)) - {origin, PUBLIC_SOURCE}
+        vals = set(f["data_origin"].drop_nulls().cast(pl.String).to_list()) - {
+            origin,
+            PUBLIC_SOURCE,
+        }
         if rel == MODEL_METRICS.path:
             vals = {v for v in vals if not v.startswith(PUBLIC_SOURCE)}
         if vals:
             out.append(f"{rel}: data_origin {sorted(vals)} differs from the release's {origin!r}")
     if products is not None:
-        gold = products[["category", "public_code", "true_rank"]]
+        gold = products.select("category", "public_code", pl.col("true_rank").alias("gold"))
         for stem, f in t.fit_oof.items():
-            m = f.merge(gold, on=["category", "public_code"], how="left", suffixes=("", "_p"))
-            bad = m["true_rank_p"].isna() | ~np.isclose(m["true_rank"], m["true_rank_p"], 0, 0)
-            if bad.any():
-                r = m[bad].iloc[0]
+            m = f.join(gold, on=["category", "public_code"], how="left")
+            bad = m.filter(pl.col("gold").is_null() | (pl.col("gold") != pl.col("true_rank")))
+            if len(bad):
+                r = bad.row(0, named=True)
                 out.append(
                     f"{FIT_OOF_DIR}/{stem}.csv: {r['category']}:{r['public_code']} true_rank "
                     "differs from benchmark/products.csv"
@@ -287,8 +283,18 @@ def check_consistency(t: ReleaseTables) -> list[str]:
     return out
 
 
-def verify_release(root: Path) -> VerifyReport:
-    """Run tiers 1 and 2 on the release at ``root``; the report lists every mismatch."""
+def check_parquet(t: ReleaseTables) -> list[str]:
+    """Every released CSV has its Parquet twin, typed by the spec, holding the same rows."""
+    out = []
+    for rel, spec in sorted(t.specs.items()):
+        if (t.root / rel).is_file():
+            out += parquet_problems(t.root, spec)
+    return out
+
+
+def verify_release(root: Path, settings=None) -> VerifyReport:
+    """Run tiers 1 and 2 on the release at ``root``; the report lists every mismatch.
+    ``settings``: where the upstream files are fetched from (default: the environment's)."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise VerifyError(
@@ -297,10 +303,11 @@ def verify_release(root: Path) -> VerifyReport:
     report = VerifyReport(root)
     report.problems += check_manifest(root)
     report.checked.append(MANIFEST_NAME)
-    tables = read_release_tables(root)
-    report.problems += tables.problems
+    tables = read_release_tables(root, settings)
+    report.problems += tables.problems + tables.upstream_problems
     report.problems += check_croissant(root, release_origin(tables))
     report.checked.append("croissant.json")
+    report.problems += check_parquet(tables)
     derived, problems = derive_tables(tables)
     report.problems += problems
     for rel, frame in sorted(derived.items()):
@@ -326,6 +333,7 @@ __all__ = [
     "VerifyError",
     "VerifyReport",
     "check_manifest",
+    "check_parquet",
     "derive_tables",
     "describe_diff",
     "read_release_tables",

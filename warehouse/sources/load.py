@@ -1,7 +1,9 @@
 """Write validated inputs into the ``raw`` schema of a DuckDB file.
 
-Every raw table keeps the source values and adds ``_source_file``, ``_loaded_at`` (UTC) and
-``data_origin``. Nothing is written until every input has been read and validated.
+Every raw table keeps the source values and adds ``_source_file``, ``_loaded_at`` (UTC, one value
+per build: the source freshness field) and ``data_origin``; tables read from public files also
+carry ``_file_row``. Frames go to DuckDB as Arrow. Nothing is written until every input has been
+read and validated.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
-import pandas as pd
+import polars as pl
 
 from warehouse.config import Settings
 from warehouse.sources import registry
@@ -60,17 +62,21 @@ def read_all(
 
 
 def write_raw(con: duckdb.DuckDBPyConnection, tables: list[RawTable]) -> dict[str, int]:
-    loaded_at = pd.Timestamp(datetime.now(UTC)).tz_convert("UTC").tz_localize(None)
+    loaded_at = datetime.now(UTC).replace(tzinfo=None)
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     counts = {}
     for table in tables:
-        frame = table.frame.copy()
+        frame = table.frame
         if "_source_file" not in frame.columns:
-            frame["_source_file"] = table.source_file
-        frame["_loaded_at"] = loaded_at
-        frame["data_origin"] = table.data_origin
-        con.register("_incoming", frame)
+            frame = frame.with_columns(
+                pl.lit(table.source_file, dtype=pl.String).alias("_source_file")
+            )
+        frame = frame.with_columns(
+            pl.lit(loaded_at, dtype=pl.Datetime("us")).alias("_loaded_at"),
+            pl.lit(table.data_origin, dtype=pl.String).alias("data_origin"),
+        )
+        con.register("_incoming", frame.to_arrow())
         con.execute(f'CREATE OR REPLACE TABLE raw."{table.name}" AS SELECT * FROM _incoming')
         con.unregister("_incoming")
-        counts[table.name] = len(frame)
+        counts[table.name] = frame.height
     return counts

@@ -1,7 +1,8 @@
 """Load and validate a NECTAR bundle directory (official layout, BENCHMARK.md §1).
 
-Every file is checked against the Croissant record sets before anything is written: missing or
-unknown columns, values of the wrong type, duplicate (year, category, respondent, product) ratings,
+Every file is read with polars under the dtypes of its Croissant record set (conventions in
+``warehouse/sources/typed_csv.py``) and checked before anything is written: missing or unknown
+columns, values of the wrong type, duplicate (year, category, respondent, product) ratings,
 similarity outside 1-7, ratings of unknown products and unknown categories are errors that name the
 file, the data row (1-based, header excluded) and the column, with the fix.
 """
@@ -12,12 +13,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.errors import DataValidationError
 from warehouse.sources.croissant import NECTAR_FILES, Field, record_sets
 from warehouse.sources.seeds import category_lookup
+from warehouse.sources.typed_csv import KIND_DTYPES, first_row, read_typed, shown
 
 RATINGS, INGREDIENTS, LABELS, LABELS_MANUAL = NECTAR_FILES
 LIKERT_RANGE = (1.0, 7.0)
@@ -25,8 +26,14 @@ IMAGE_PATTERN = re.compile(
     r"^(?P<year>\d{4})/(?P<category>[^/]+)/(?P<code>\d+)/(?P<view>[^/]+)\.(?P<ext>jpg|jpeg|png)$",
     re.IGNORECASE,
 )
-_TRUE = {"true", "1", "1.0", "yes", "t"}
-_FALSE = {"false", "0", "0.0", "no", "f"}
+IMAGE_SCHEMA = {
+    "year": pl.Int64(),
+    "category_folder": pl.String(),
+    "product_code": pl.Int64(),
+    "view": pl.String(),
+    "relative_path": pl.String(),
+    "bytes": pl.Int64(),
+}
 
 
 @dataclass
@@ -35,8 +42,8 @@ class NectarBundle:
 
     root: Path
     data_origin: str
-    tables: dict[str, pd.DataFrame]
-    images: pd.DataFrame
+    tables: dict[str, pl.DataFrame]
+    images: pl.DataFrame
 
 
 def detect_origin(root: Path) -> str:
@@ -48,105 +55,43 @@ def detect_origin(root: Path) -> str:
     return "nectar"
 
 
-def _read_strings(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataValidationError(
-            str(path), f"not UTF-8 text ({exc})", "re-export the file as UTF-8 CSV"
-        ) from exc
-    except pd.errors.ParserError as exc:
-        raise DataValidationError(
-            str(path), f"not a well-formed CSV ({exc})", "check quoting and delimiters"
-        ) from exc
+def schema_of(fields: tuple[Field, ...]) -> dict[str, pl.DataType]:
+    """The polars schema of a Croissant record set (text, integer, float, boolean fields)."""
+    return {f.name: KIND_DTYPES[f.kind] for f in fields}
 
 
-def _check_columns(path: Path, frame: pd.DataFrame, fields: tuple[Field, ...]) -> None:
-    expected = [f.name for f in fields]
-    missing = [c for c in expected if c not in frame.columns]
-    if missing:
-        raise DataValidationError(
-            str(path),
-            f"missing column(s) {missing} required by the Croissant record set",
-            "export the file with every column of the schema (croissant/nectar.json)",
-            column=missing[0],
-        )
-    unknown = [c for c in frame.columns if c not in expected]
-    if unknown:
-        raise DataValidationError(
-            str(path),
-            f"unknown column(s) {unknown} not in the Croissant record set",
-            "remove them or rename them to the schema's names (croissant/nectar.json)",
-            column=unknown[0],
-        )
+def _typed(path: Path, fields: tuple[Field, ...]) -> pl.DataFrame:
+    return read_typed(
+        path,
+        schema_of(fields),
+        what="the Croissant record set",
+        fix_missing="export the file with every column of the schema (croissant/nectar.json)",
+        fix_unknown="remove them or rename them to the schema's names (croissant/nectar.json)",
+        blank_text_is_null=True,
+    )
 
 
-def _convert(path: Path, frame: pd.DataFrame, field: Field) -> pd.Series:
-    values = frame[field.name]
-    empty = values.str.strip() == ""
-    if field.kind == "text":
-        return values.where(~empty, None).astype("string")
-    bad_mask: np.ndarray
-    if field.kind == "boolean":
-        lowered = values.str.strip().str.lower()
-        is_true, is_false = lowered.isin(_TRUE), lowered.isin(_FALSE)
-        bad_mask = (~(is_true | is_false | empty)).to_numpy().copy()
-        result = pd.Series(pd.NA, index=values.index, dtype="boolean")
-        result[is_true] = True
-        result[is_false] = False
-    else:
-        numeric = pd.to_numeric(values.where(~empty, None), errors="coerce")
-        bad_mask = (numeric.isna() & ~empty).to_numpy().copy()
-        if field.kind == "integer":
-            frac = numeric.notna() & (numeric != np.floor(numeric))
-            bad_mask = bad_mask | frac.to_numpy(dtype=bool, na_value=False)
-            result = numeric.astype("Float64").astype("Int64") if not bad_mask.any() else numeric
-        else:
-            result = numeric.astype("Float64")
-    if bad_mask.any():
-        i = int(np.flatnonzero(bad_mask)[0])
-        raise DataValidationError(
-            str(path),
-            f"value {values.iloc[i]!r} is not {'an' if field.kind == 'integer' else 'a'} "
-            f"{field.kind} ({bad_mask.sum()} such value(s) in this column)",
-            f"write {field.kind} values in column '{field.name}' (empty for missing)",
-            row=i + 1,
-            column=field.name,
-        )
-    return result
-
-
-def _typed(path: Path, fields: tuple[Field, ...]) -> pd.DataFrame:
-    frame = _read_strings(path)
-    _check_columns(path, frame, fields)
-    return pd.DataFrame({f.name: _convert(path, frame, f) for f in fields})
-
-
-def _first_row(mask: pd.Series) -> int:
-    return int(np.flatnonzero(mask.to_numpy())[0]) + 1
-
-
-def _canonical_categories(path: Path, values: pd.Series, column: str) -> pd.Series:
+def _canonical_categories(path: Path, values: pl.Series, column: str) -> pl.Series:
     lookup = category_lookup()
-    mapped = values.map(lambda v: lookup.get(v) if v is not None and v is not pd.NA else None)
-    unknown = values.notna() & mapped.isna()
+    mapped = values.replace_strict(lookup, default=None, return_dtype=pl.String)
+    unknown = values.is_not_null() & mapped.is_null()
     if unknown.any():
         raise DataValidationError(
             str(path),
-            f"unknown category {values[unknown].iloc[0]!r}",
+            f"unknown category {values.filter(unknown)[0]!r}",
             "use a canonical category from seeds/categories.csv or add the spelling to "
             "seeds/category_aliases.csv",
-            row=_first_row(unknown),
+            row=first_row(unknown),
             column=column,
         )
     return mapped
 
 
-def _check_unique(path: Path, frame: pd.DataFrame, key: list[str], what: str) -> None:
-    dup = frame.duplicated(subset=key, keep="first")
+def _check_unique(path: Path, frame: pl.DataFrame, key: list[str], what: str) -> None:
+    dup = ~frame.select(pl.struct(key).is_first_distinct()).to_series()
     if dup.any():
-        i = _first_row(dup)
-        values = ", ".join(f"{k}={frame[k].iloc[i - 1]!r}" for k in key)
+        i = first_row(dup)
+        values = ", ".join(f"{k}={shown(k, frame[k][i - 1])}" for k in key)
         raise DataValidationError(
             str(path),
             f"duplicate {what} ({values}); {int(dup.sum())} duplicate row(s) in total",
@@ -156,54 +101,63 @@ def _check_unique(path: Path, frame: pd.DataFrame, key: list[str], what: str) ->
         )
 
 
-def _check_not_null(path: Path, frame: pd.DataFrame, columns: list[str]) -> None:
+def _check_not_null(path: Path, frame: pl.DataFrame, columns: list[str]) -> None:
     for col in columns:
-        null = frame[col].isna()
+        null = frame[col].is_null()
         if null.any():
             raise DataValidationError(
                 str(path),
                 "key value is empty",
                 f"fill column '{col}'",
-                row=_first_row(null),
+                row=first_row(null),
                 column=col,
             )
 
 
-def _validate_ratings(path: Path, ratings: pd.DataFrame, products: set[tuple[str, int]]) -> None:
+def _validate_ratings(path: Path, ratings: pl.DataFrame, products: pl.DataFrame) -> None:
     key = ["year", "product_category", "respondent", "product_code"]
     _check_not_null(path, ratings, key)
     sim = ratings["similarity"]
     lo, hi = LIKERT_RANGE
-    out = sim.notna() & ((sim < lo) | (sim > hi))
+    out = (sim < lo) | (sim > hi)
     if out.any():
-        i = _first_row(out)
+        i = first_row(out)
         raise DataValidationError(
             str(path),
-            f"similarity {sim.iloc[i - 1]} outside the 1-7 Likert scale "
+            f"similarity {sim[i - 1]} outside the 1-7 Likert scale "
             f"({int(out.sum())} such rating(s))",
             "similarity must be 1..7 (empty when the respondent gave none)",
             row=i,
             column="similarity",
         )
     _check_unique(path, ratings, key, "rating of one product by one respondent")
-    cats = _canonical_categories(path, ratings["product_category"], "product_category")
-    codes = ratings["product_code"].astype("int64")
-    known = np.array(
-        [(c, int(p)) in products for c, p in zip(cats, codes, strict=True)], dtype=bool
+    rated = pl.DataFrame(
+        {
+            "category": _canonical_categories(
+                path, ratings["product_category"], "product_category"
+            ),
+            "product_code": ratings["product_code"],
+        }
     )
+    known = rated.join(
+        products.with_columns(pl.lit(True).alias("_known")),
+        on=["category", "product_code"],
+        how="left",
+        maintain_order="left",
+    )["_known"].is_not_null()
     if not known.all():
-        i = int(np.flatnonzero(~known)[0]) + 1
+        i = first_row(~known)
         raise DataValidationError(
             str(path),
-            f"rating for unknown product (category={cats.iloc[i - 1]!r}, "
-            f"product_code={int(codes.iloc[i - 1])}); {int((~known).sum())} such rating(s)",
+            f"rating for unknown product (category={rated['category'][i - 1]!r}, "
+            f"product_code={rated['product_code'][i - 1]}); {int((~known).sum())} such rating(s)",
             f"add the product to {INGREDIENTS} or correct the product code",
             row=i,
             column="product_code",
         )
 
 
-def scan_images(root: Path) -> pd.DataFrame:
+def scan_images(root: Path) -> pl.DataFrame:
     """One row per product photo under ``images/``; unexpected paths are errors."""
     images_dir = root / "images"
     rows = []
@@ -230,10 +184,8 @@ def scan_images(root: Path) -> pd.DataFrame:
                     "bytes": p.stat().st_size,
                 }
             )
-    frame = pd.DataFrame(
-        rows, columns=["year", "category_folder", "product_code", "view", "relative_path", "bytes"]
-    )
-    if len(frame):
+    frame = pl.DataFrame(rows, schema=IMAGE_SCHEMA)
+    if frame.height:
         _canonical_categories(images_dir, frame["category_folder"], "category folder")
     return frame
 
@@ -248,7 +200,7 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
             "pass --nectar PATH to the unpacked bundle, or omit it to use the simulation",
         )
     schemas = record_sets(Path(croissant_path))
-    tables: dict[str, pd.DataFrame] = {}
+    tables: dict[str, pl.DataFrame] = {}
     for name in NECTAR_FILES:
         path = root / name
         if not path.exists():
@@ -262,8 +214,12 @@ def read_bundle(root: Path, croissant_path: Path) -> NectarBundle:
     ing = tables[INGREDIENTS]
     _check_not_null(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"])
     _check_unique(root / INGREDIENTS, ing, ["Year", "Category", "Product_Code"], "product-year row")
-    ing_cats = _canonical_categories(root / INGREDIENTS, ing["Category"], "Category")
-    products = set(zip(ing_cats, ing["Product_Code"].astype("int64").tolist(), strict=True))
+    products = pl.DataFrame(
+        {
+            "category": _canonical_categories(root / INGREDIENTS, ing["Category"], "Category"),
+            "product_code": ing["Product_Code"],
+        }
+    ).unique()
     for name in (LABELS, LABELS_MANUAL):
         lab = tables[name]
         _check_not_null(root / name, lab, ["category", "product_code"])

@@ -9,5 +9,6 @@ select
     source.view as image_view,
     source.relative_path,
     cast(source.bytes as bigint) as file_bytes,
+    regexp_replace(source._source_file, '/images/?$', '') as bundle_dir,
     source.data_origin
 from {{ source('nectar', 'nectar_images') }} as source

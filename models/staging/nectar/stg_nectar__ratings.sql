@@ -44,7 +44,7 @@ renamed as (
 
 select
     renamed.rating_year || ':' || renamed.category || ':' || renamed.respondent_id || ':'
-        || renamed.product_code as rating_key,
+    || renamed.product_code as rating_key,
     renamed.category || ':' || renamed.product_code as product_key,
     renamed.*,
     coalesce(categories.is_benchmark, false) as is_benchmark_category,

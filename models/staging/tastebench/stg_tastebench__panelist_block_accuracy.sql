@@ -1,8 +1,9 @@
 -- Published LOO panelist accuracy, one row per panelist-block observation. There is no panelist key:
--- observation_number is the row's position within its block in the published file.
+-- the observation number is the row's position within its block in the published file (its file
+-- row, so the key never depends on scan order).
 select
     category || ':' || block_id || ':' || row_number() over (
-        partition by category, block_id order by _row_order
+        partition by category, block_id order by _file_row
     ) as observation_key,
     category,
     cast(block_id as integer) as block_id,
@@ -13,7 +14,4 @@ select
     cast(recall_at_1 as double) as recall_at_1,
     cast(recall_at_3 as double) as recall_at_3,
     data_origin
-from (
-    select *, row_number() over () as _row_order
-    from {{ source('tastebench', 'tastebench_panelist_block_accuracy') }}
-)
+from {{ source('tastebench', 'tastebench_panelist_block_accuracy') }}

@@ -1,0 +1,404 @@
+"""De-identification hardening (issue #15 "Must show"), end to end: each leak class is planted
+into a copy of the default (simulated) bundle, the copy is built with ``--db`` elsewhere, then
+exported with the CLI; the test fails if the planted value reaches a public file (or an export
+that must refuse does not).
+
+The assertions read only the exported files and the CLI's exit status and message, so the same
+tests run against the code before the fix (where they fail) and after it.
+
+Two planted warehouses are built once per session:
+
+* ``text``: brand spellings, brands the bundle does not list and separated UPCs in the ingredient
+  lists of rated analogs -> the competition export must succeed and carry none of them;
+* ``target``: per-product near-copies of the panel mean -> the competition export must refuse.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import warehouse.build as build_module
+from warehouse.build import build
+from warehouse.cli import app
+from warehouse.config import load_settings
+from warehouse.quality import governance
+from warehouse.quality.guards import GatedContext, guard_release_dir
+
+pytestmark = pytest.mark.integration
+
+INGREDIENTS = "nectar_consolidated_ingredients_nutrition.csv"
+RATINGS = "nectar_consolidated_sensory_rating.csv"
+
+
+# --- planting -----------------------------------------------------------------------------------
+def _analogs(settings) -> pl.DataFrame:
+    """Rated analogs of the default build with their brand and UPC (one row per product)."""
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        return con.sql(
+            "select p.category, p.product_code, any_value(s.brand) as brand, "
+            "any_value(s.upc) as upc, any_value(m.panel_mean) as panel_mean, "
+            "any_value(m.n_ratings) as n_ratings from marts.dim_products p "
+            "join staging.stg_nectar__products s on s.product_key = p.product_key "
+            "join marts.fct_panel_means m on m.product_key = p.product_key "
+            "where p.is_analog group by 1, 2 order by 1, 2"
+        ).pl()
+    finally:
+        con.close()
+
+
+def _soft(word: str) -> str:
+    return word[: len(word) // 2] + "\u00ad" + word[len(word) // 2 :]
+
+
+def _upc_forms(upc: str) -> dict[str, str]:
+    return {
+        "slashes": f"{upc[:3]}/{upc[3:6]}/{upc[6:9]}/{upc[9:]}",
+        "dots": f"{upc[0]}.{upc[1:6]}.{upc[6:11]}.{upc[11]}",
+        "spaces": f"{upc[0]} {upc[1:6]} {upc[6:11]} {upc[11]}",
+        "ean13": f"0 {upc[:6]} {upc[6:]}",
+        "no_check_digit": f"{upc[:1]}-{upc[1:6]}-{upc[6:11]}",
+    }
+
+
+def _fullwidth(c: str) -> str:
+    return chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c
+
+
+def _text_plants(analogs: pl.DataFrame) -> list[dict]:
+    """One plant per leak class: the product (a rated analog), the Brand to set (or None), the
+    text prepended to its ingredient list, and the exact string that must never be public."""
+    single = analogs.filter(~pl.col("brand").str.contains(" ")).row(0, named=True)
+    one = single["brand"]
+    multi = "Harbor Lane Provisions"  # set as a Brand: also matched as "Harbor Lane"
+    plants = [  # (leak class, product, Brand to set, the leaking spelling, the rest of the text)
+        ("words_joined", None, multi, "HarborLaneProvisions", "Plant-Based Blend"),
+        ("words_hyphenated", None, multi, "Harbor-Lane", "Seasoned Blend"),
+        ("soft_hyphen", single, None, _soft(one), "Plant-Based Bacon Blend"),
+        ("zero_width_and_fullwidth", single, None, _fullwidth(one[0]) + one[1:] + "\u200b", "Mix"),
+        ("curly_apostrophe", None, "Nora's Kitchen", "Nora\u2019s Kitchen", "Oat Blend"),
+        ("dropped_accent", None, "Cr\u00e8me Rivi\u00e8re", "Creme Riviere", "Cashew Base"),
+        ("ampersand_as_and", None, "Fenn & Rowe", "Fenn and Rowe", "Smoked Blend"),
+        ("short_brand", None, "Qo", "Qo", "Plant Burger Blend"),
+        ("seed_brand_not_in_bundle", None, None, "Beyond Meat", "Plant-Based Patty"),
+        ("seed_brand_variant", None, None, "Ben and Jerry\u2019s", "Non-Dairy Base"),
+    ]
+    free = iter(
+        r
+        for r in analogs.iter_rows(named=True)
+        if (r["category"], r["product_code"]) != (single["category"], single["product_code"])
+    )
+    out = []
+    for name, row, brand, leak, rest in plants:
+        out.append({"name": name, "row": row or next(free), "brand": brand,
+                    "text": f"{leak} {rest} (Water), ", "leak": leak})  # fmt: skip
+    for form in _upc_forms("0" * 12):
+        row = next(free)  # each form in its own product, always that product's own UPC
+        leak = _upc_forms(row["upc"])[form]
+        out.append({"name": f"upc_{form}", "row": row, "brand": None,
+                    "text": f"UPC {leak}, Water, ", "leak": leak})  # fmt: skip
+    return out
+
+
+def _plant(bundle: Path, edits: list[tuple[dict, dict[str, object]]]) -> None:
+    """Rewrite the ingredients file: for each (product row, {column: value or callable})."""
+    path = bundle / INGREDIENTS
+    frame = pl.read_csv(path, infer_schema_length=0)
+    for row, changes in edits:
+        hit = (pl.col("Category") == row["category"]) & (
+            pl.col("Product_Code").cast(pl.Int64) == row["product_code"]
+        )
+        assert frame.filter(hit).height >= 1, row
+        for col, value in changes.items():
+            new = value(pl.col(col)) if callable(value) else pl.lit(str(value))
+            frame = frame.with_columns(pl.when(hit).then(new).otherwise(pl.col(col)).alias(col))
+    frame.write_csv(path)
+
+
+def _build_planted(root: Path, default_settings, edits) -> tuple:
+    bundle = root / "bundle"
+    shutil.copytree(default_settings.default_simulation_dir, bundle)
+    _plant(bundle, edits)
+    # built with --db elsewhere: beside it, never in the session build folder
+    settings = load_settings(
+        build_dir=root / "build_dir",
+        db_path=root / "elsewhere" / "planted.duckdb",
+        mirror=default_settings.mirror,
+    )
+    build(settings, nectar=bundle, log=lambda m: None)
+    return settings, bundle
+
+
+@pytest.fixture(scope="session")
+def planted_text(tmp_path_factory, default_warehouse):
+    settings, _ = default_warehouse
+    plants = _text_plants(_analogs(settings))
+    edits = []
+    for p in plants:
+        changes: dict[str, object] = {
+            "Ingredient List": lambda c, t=p["text"]: pl.lit(t) + c.fill_null("")
+        }
+        if p["brand"]:
+            changes["Brand"] = p["brand"]
+        edits.append((p["row"], changes))
+    root = tmp_path_factory.mktemp("planted_text")
+    planted, _ = _build_planted(root, settings, edits)
+    return planted, plants
+
+
+@pytest.fixture(scope="session")
+def planted_target(tmp_path_factory, default_warehouse):
+    """protein_g = panel mean + N(0, .03) noise (r ~ .999, within .1); potassium_mg = the sum of
+    the product's ratings (the panel mean times its number of ratings)."""
+    settings, _ = default_warehouse
+    analogs = _analogs(settings)
+    noise = np.random.default_rng(42).normal(0, 0.03, len(analogs))
+    edits = []
+    for row, eps in zip(analogs.iter_rows(named=True), noise, strict=True):
+        edits.append(
+            (
+                row,
+                {
+                    "Protein (g)": round(row["panel_mean"] + eps, 2),
+                    "Potassium (mg)": round(row["panel_mean"] * row["n_ratings"]),
+                },
+            )
+        )
+    root = tmp_path_factory.mktemp("planted_target")
+    planted, _ = _build_planted(root, settings, edits)
+    return planted, analogs
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def _public_texts(folder: Path) -> list[str]:
+    """Every text cell of every CSV and Parquet table and every text file of a public folder."""
+    out = []
+    for path in sorted(folder.rglob("*")):
+        if path.suffix == ".csv":
+            frame = pl.read_csv(path, infer_schema_length=0)
+        elif path.suffix == ".parquet":
+            frame = pl.read_parquet(path)
+        elif path.suffix in (".md", ".json"):
+            out.append(path.read_text())
+            continue
+        else:
+            continue
+        for col, dtype in frame.schema.items():
+            if dtype == pl.String:
+                out += [v for v in frame[col].to_list() if v]
+    return out
+
+
+@pytest.fixture(scope="session")
+def text_competition(planted_text, tmp_path_factory):
+    settings, plants = planted_text
+    out = tmp_path_factory.mktemp("text_competition") / "competition"
+    res = _invoke("competition", str(out), "--db", str(settings.db_path))
+    assert res.exit_code == 0, res.output
+    return out, plants
+
+
+# --- 1. brand spellings, seed brands, separated identifiers --------------------------------------
+TEXT_CLASSES = [
+    "curly_apostrophe", "dropped_accent", "ampersand_as_and", "words_joined", "words_hyphenated",
+    "soft_hyphen", "short_brand", "zero_width_and_fullwidth", "seed_brand_not_in_bundle",
+    "seed_brand_variant", "upc_slashes", "upc_dots", "upc_spaces", "upc_ean13",
+    "upc_no_check_digit",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("leak_class", TEXT_CLASSES)
+def test_planted_text_identifier_never_reaches_the_competition(text_competition, leak_class):
+    out, plants = text_competition
+    (plant,) = [p for p in plants if p["name"] == leak_class]
+    leak = plant["leak"].casefold()
+    texts = _public_texts(out)
+    assert texts, "the competition has text"
+    assert not [t for t in texts if leak in t.casefold()], (leak_class, plant["leak"])
+    # the rest of the planted ingredient text is still published (redacted, not dropped)
+    rest = plant["text"].split(plant["leak"], 1)[1].strip(" ,")
+    assert any(rest in t for t in texts), rest
+
+
+# --- 2. near-copies of the target ---------------------------------------------------------------
+def test_near_copies_of_the_panel_mean_make_the_competition_refuse(planted_target, tmp_path):
+    settings, _ = planted_target
+    out = tmp_path / "competition"
+    res = _invoke("competition", str(out), "--db", str(settings.db_path))
+    assert res.exit_code != 0, "the competition export published near-copies of the target"
+    message = " ".join(f"{res.exception}\n{res.output}".split())  # the console wraps lines
+    for column in ("protein_g", "potassium_mg"):
+        assert f"column {column}: rule target_near_copy" in message, message
+    assert "table products.csv" in message and "table products.parquet" in message
+    assert not out.exists() or not any(out.iterdir())  # nothing published
+
+
+def test_pair_column_equal_to_delta_mean_is_refused(release_default, default_warehouse, tmp_path):
+    """A pair-keyed column equal to |delta mean| planted into the exported gold pairs."""
+    out, gated = release_default
+    settings, _ = default_warehouse
+    copy = tmp_path / "release"
+    shutil.copytree(out, copy)
+    ctx = _context(settings, gated)
+    pairs = pl.read_csv(copy / "benchmark" / "gold_pairs.csv")
+    cmap = pl.read_csv(gated / "public_code_map.csv", infer_schema_length=None)
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        means = con.sql("select category, product_code, panel_mean from marts.fct_panel_means").pl()
+    finally:
+        con.close()
+    codes = cmap.select("category", "public_code", pl.col("product_code").cast(pl.Int64))
+    means = means.with_columns(pl.col("product_code").cast(pl.Int64))
+
+    def mean_of(col: str) -> pl.Series:
+        m = pairs.select("category", pl.col(col).alias("public_code")).with_row_index("_r")
+        m = m.join(codes, on=["category", "public_code"]).join(
+            means, on=["category", "product_code"]
+        )
+        return m.sort("_r")["panel_mean"]
+
+    margin = (mean_of("public_code_1") - mean_of("public_code_2")).abs().round(4)
+    pairs.with_columns(margin=margin).write_csv(copy / "benchmark" / "gold_pairs.csv")
+    found = guard_release_dir(copy, ctx)
+    assert any(v.table == "benchmark/gold_pairs.csv" and v.column == "margin" for v in found), [
+        v.message for v in found
+    ]
+
+
+# --- 3. cross-file linkage ----------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def release_default(default_warehouse, tmp_path_factory):
+    settings, _ = default_warehouse
+    root = tmp_path_factory.mktemp("release_default")
+    out, gated = root / "release", root / "gated"
+    res = _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
+    assert res.exit_code == 0, res.output
+    return out, gated
+
+
+def _context(settings, gated: Path) -> GatedContext:
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        cmap = pl.read_csv(gated / "public_code_map.csv", infer_schema_length=None)
+        return GatedContext.from_warehouse(con, code_map=cmap.to_pandas())
+    finally:
+        con.close()
+
+
+def test_linkage_guard_fails_today_layout_and_passes_the_new_one(
+    release_default, default_warehouse, public_dir, tmp_path
+):
+    out, gated = release_default
+    settings, _ = default_warehouse
+    ctx = _context(settings, gated)
+    assert guard_release_dir(out, ctx) == []  # the new layout: upstream files referenced by hash
+    assert not (out / "tastebench_public_oof").exists()
+    # today's layout: the published OOF files re-published beside products.csv, with true_rank
+    old = tmp_path / "old_layout"
+    shutil.copytree(out, old)
+    (old / "tastebench_public_oof").mkdir()
+    for src in sorted(
+        (public_dir / "food_similarity" / "results" / "oof_predictions").glob("*.csv")
+    ):
+        f = pl.read_csv(src).rename({"product_code": "tastebench_public_code"})
+        f.write_csv(old / "tastebench_public_oof" / src.name)
+    found = [v for v in guard_release_dir(old, ctx) if v.rule == "cross_file_linkage"]
+    assert found, "joining products.csv and a published OOF file on (category, true_rank)"
+    msg = next(v.message for v in found if v.table == "benchmark/products.csv")
+    assert "(category, true_rank)" in msg and "tastebench_public_code" in msg
+    assert "reproduce" in msg  # on the simulation the upstream codes are the raw codes
+
+
+# --- 4. gated paths follow --db -----------------------------------------------------------------
+def _tree(path: Path) -> list[tuple[str, int]]:
+    return sorted(
+        (p.relative_to(path).as_posix(), p.stat().st_mtime_ns) for p in path.rglob("*")
+    ) if path.exists() else []  # fmt: skip
+
+
+def test_release_and_competition_with_db_elsewhere_leave_build_untouched(
+    default_warehouse, tmp_path, monkeypatch
+):
+    settings, _ = default_warehouse
+    repo_build = tmp_path / "repo_build"  # stands for the repository's build/ (the default)
+    repo_build.mkdir()
+    (repo_build / "keep.txt").write_text("x")
+    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(repo_build))
+    assert load_settings().build_dir == repo_build.resolve()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    db = elsewhere / "wh.duckdb"
+    shutil.copyfile(settings.db_path, db)
+    before = _tree(repo_build)
+    for command in ("release", "competition"):
+        res = _invoke(command, str(tmp_path / "public" / command), "--db", str(db))
+        assert res.exit_code == 0, res.output
+    assert _tree(repo_build) == before
+    assert (elsewhere / "gated" / "public_code_map.csv").is_file()
+    assert (elsewhere / "gated" / "competition" / "solution.csv").is_file()
+
+
+def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(
+    default_warehouse, tmp_path, monkeypatch
+):
+    """The gate fails (a table with brands and UPCs declared public): the report and the history
+    land beside X, the repository's build/ stays empty, and neither the console message nor the
+    report quotes a brand or a UPC."""
+    settings, _ = default_warehouse
+    repo_build = tmp_path / "repo_build"
+    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(repo_build))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    db = elsewhere / "wh.duckdb"
+    shutil.copyfile(settings.db_path, db)
+
+    def fake_dbt(args, settings_, db_path, work_dir=None):
+        shutil.copyfile(settings.db_path, db_path)
+        manifest = json.loads(governance.manifest_path(settings.build_dir).read_text())
+        node = manifest["nodes"]["model.tastebench.stg_nectar__products"]
+        node["config"]["meta"]["data_access"] = "public"
+        target = governance.manifest_path(settings_.build_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(manifest))
+
+    monkeypatch.setattr(build_module, "run_dbt", fake_dbt)
+    res = _invoke(
+        "build", "--db", str(db), "--mirror", str(settings.mirror),
+        "--nectar", str(settings.default_simulation_dir),
+    )  # fmt: skip
+    assert res.exit_code != 0
+    report = elsewhere / "reports" / "quality.html"
+    history = elsewhere / "quality" / "history.jsonl"
+    assert report.is_file() and history.is_file()
+    assert json.loads(history.read_text().splitlines()[-1])["success"] is False
+    assert not (repo_build / "reports").exists() and not (repo_build / "quality").exists()
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        brands = [
+            b
+            for (b,) in con.sql(
+                "select distinct brand from staging.stg_nectar__products"
+            ).fetchall()
+        ]
+        upcs = [
+            u
+            for (u,) in con.sql("select distinct upc from staging.stg_nectar__products").fetchall()
+        ]
+    finally:
+        con.close()
+    html = " ".join(report.read_text().split())
+    message = " ".join((str(res.exception) + res.output).split())  # the console wraps lines
+    for text in (html, message):
+        assert not [b for b in brands if b in text], "a brand is quoted"
+        assert not [u for u in upcs if u.lstrip("0") in text], "a UPC is quoted"

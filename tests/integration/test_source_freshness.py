@@ -1,0 +1,63 @@
+"""`dbt source freshness` on the default build: every source is fresh right after a build; a load
+older than 2 days warns and one older than 8 days errors (thresholds in dbt_project.yml)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from warehouse.build import BuildError, run_dbt
+
+pytestmark = pytest.mark.integration
+
+
+def _freshness(default_warehouse, tmp_path: Path, stale: dict[str, int]) -> dict[str, str]:
+    """Status per source table on a copy of the default build whose ``_loaded_at`` is moved
+    ``stale[table]`` days into the past."""
+    settings, result = default_warehouse
+    db = tmp_path / "copy.duckdb"
+    shutil.copyfile(result.db_path, db)
+    con = duckdb.connect(str(db))
+    for table, days in stale.items():
+        con.execute(f"update raw.{table} set _loaded_at = _loaded_at - interval {days} day")
+    con.close()
+    # an error status fails the command (BuildError); the statuses below say which
+    with contextlib.suppress(BuildError):
+        run_dbt(["source", "freshness"], settings, db, tmp_path)
+    sources = json.loads((tmp_path / "dbt" / "target" / "sources.json").read_text())
+    return {r["unique_id"].split(".")[-1]: r["status"] for r in sources["results"]}
+
+
+def test_every_source_is_fresh_after_a_build(default_warehouse, tmp_path: Path) -> None:
+    status = _freshness(default_warehouse, tmp_path, {})
+    con = duckdb.connect(str(default_warehouse[1].db_path), read_only=True)
+    loaded = {
+        r[0]
+        for r in con.sql(
+            "select table_name from duckdb_tables() where schema_name in ('raw', 'reports')"
+        ).fetchall()
+    }
+    con.close()
+    # every raw table (and the quality gate's report) is a declared source, and each is checked
+    assert set(status) == loaded
+    assert set(status.values()) == {"pass"}
+
+
+def test_stale_loads_warn_then_error(default_warehouse, tmp_path: Path) -> None:
+    status = _freshness(
+        default_warehouse,
+        tmp_path,
+        {"tastebench_gold_pairs": 3, "fartdb_molecules": 9, "foodatlas_v1_triples": 9},
+    )
+    assert status.pop("tastebench_gold_pairs") == "warn"
+    assert status.pop("fartdb_molecules") == "error"
+    assert status.pop("foodatlas_v1_triples") == "error"
+    # without a v4 bundle the empty v4 tables age with the same load's stamp on the v1 triples
+    for name in ("entities", "triplets", "relationships", "attestations"):
+        assert status.pop(f"foodatlas_v4_{name}") == "error"
+    assert set(status.values()) == {"pass"}

@@ -1,0 +1,164 @@
+"""Panelist-level rows: no column may join one panelist across blocks
+(``cross_block_panelist_key``). Values that pick out a person are never quoted: the message gives
+the column, the rows and how many values link one person across blocks."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+
+from warehouse.quality.guards.base import (
+    GatedContext,
+    GuardViolation,
+    as_polars,
+    floats,
+    norm,
+    violation_rows,
+)
+
+_PERSON_LEVEL = re.compile(r"panelist|respondent|person|participant|rater|subject|user|pid")
+_COUNT_NAME = re.compile(r"^n_\w+$")
+NON_KEY_COLUMNS = {"category", "block_id", "block_key", "data_origin", "panelist_block_key"}
+
+
+def _block(frame: pl.DataFrame) -> pl.Series:
+    return (frame["category"].cast(pl.String) + ":" + frame["block_id"].cast(pl.String)).alias("b")
+
+
+def row_people(frame: pl.DataFrame, ctx: GatedContext) -> np.ndarray | None:
+    """Per row, a number standing for the respondent behind (category, block_id,
+    panelist_number); None without the gated panelist map or those columns."""
+    need = {"category", "block_id", "panelist_number"}
+    if ctx.panelists is None or not need <= set(frame.columns):
+        return None
+    keys = pl.DataFrame(
+        {
+            "category": frame["category"].cast(pl.String),
+            "block_id": floats(frame, "block_id"),
+            "panelist_number": floats(frame, "panelist_number"),
+        }
+    ).with_row_index("_row")
+    p = ctx.panelists
+    ids = p["respondent_id"].cast(pl.String)
+    numeric = ids.str.strip_chars().cast(pl.Float64, strict=False)
+    order = numeric if numeric.null_count() == ids.null_count() else ids.rank("dense")
+    person = pl.DataFrame(
+        {
+            "category": p["category"].cast(pl.String),
+            "block_id": floats(p, "block_id"),
+            "panelist_number": floats(p, "panelist_number"),
+            # numeric ids as numbers (row order vs id), other ids by their sorted position
+            "person": order.cast(pl.Float64),
+        }
+    ).unique(["category", "block_id", "panelist_number"], keep="first")
+    merged = keys.join(person, on=["category", "block_id", "panelist_number"], how="left")
+    merged = merged.sort("_row")
+    if merged["person"].is_null().all():
+        return None
+    return merged["person"].fill_null(np.nan).to_numpy()
+
+
+def dense_columns(frame: pl.DataFrame) -> list[str]:
+    """Integer columns numbered exactly 1..n inside every block (per-block numbering)."""
+    if not {"category", "block_id"} <= set(frame.columns):
+        return []
+    b = _block(frame)
+    out = []
+    for col, dtype in frame.schema.items():
+        if col in NON_KEY_COLUMNS or not dtype.is_integer():
+            continue
+        f = pl.DataFrame({"b": b, "v": frame[col]})
+        ok = f.group_by("b").agg(
+            (pl.col("v").sort() == pl.int_range(1, pl.len() + 1)).all().alias("ok")
+        )
+        if ok["ok"].all():
+            out.append(col)
+    return out
+
+
+def check_cross_block_key(table: str, frame, ctx: GatedContext) -> list[GuardViolation]:
+    frame = as_polars(frame)
+    if not {"category", "block_id"} <= set(frame.columns) or frame.is_empty():
+        return []
+    if not any(
+        _PERSON_LEVEL.search(norm(c)) and not _COUNT_NAME.match(norm(c)) for c in frame.columns
+    ):
+        return []  # not panelist-level rows (blocks, block products, ...)
+    block = _block(frame)
+    if block.n_unique() < 2:
+        return []
+    dense = set(dense_columns(frame))
+    people = row_people(frame, ctx)
+    candidates = [
+        c
+        for c, d in frame.schema.items()
+        if c not in NON_KEY_COLUMNS
+        and not d.is_float()
+        and d != pl.Boolean
+        and frame[c].drop_nulls().n_unique() > 1
+    ]
+    out = []
+    for col in candidates:
+        df = pl.DataFrame({"v": frame[col].cast(pl.String), "b": block}).with_row_index("_row")
+        if people is not None:
+            df = df.with_columns(pl.Series("p", people))
+        df = df.drop_nulls(["v"])
+        if people is not None:
+            if col in dense:
+                # per-block numbering: a leak only if equal numbers mean the same person
+                same = _same_person_share(df)
+                if same is not None and same >= 0.5:
+                    out.append(
+                        GuardViolation(
+                            table,
+                            str(col),
+                            "cross_block_panelist_key",
+                            f"equal values in different blocks are the same panelist in "
+                            f"{same:.0%} of cases",
+                        )  # fmt: skip
+                    )
+                continue
+            stats = df.group_by("v").agg(
+                pl.col("b").n_unique().alias("blocks"), pl.col("p").n_unique().alias("people")
+            )
+            linking = stats.filter((pl.col("blocks") >= 2) & (pl.col("people") == 1))
+            if len(linking):
+                hit = df["v"].is_in(linking["v"].implode()).to_numpy()
+                rows, n = violation_rows(np.isin(np.arange(len(frame)), df["_row"].to_numpy()[hit]))
+                out.append(
+                    GuardViolation(
+                        table,
+                        str(col),
+                        "cross_block_panelist_key",
+                        f"{len(linking)} value(s) each pick out one panelist across blocks "
+                        f"(up to {int(linking['blocks'].max())} blocks)",
+                        (),
+                        rows,
+                        n,
+                    )  # fmt: skip
+                )
+        elif col not in dense:
+            within = df.group_by("b").agg(pl.col("v").is_unique().all().alias("u"))
+            recurring = df.group_by("v").agg(pl.col("b").n_unique().alias("n"))
+            n_rec = int((recurring["n"] >= 2).sum())
+            if within["u"].all() and n_rec:
+                out.append(
+                    GuardViolation(
+                        table,
+                        str(col),
+                        "cross_block_panelist_key",
+                        f"unique within every block and {n_rec} value(s) recur across blocks "
+                        "(a person key; use per-block 1..n numbering)",
+                    )  # fmt: skip
+                )
+    return out
+
+
+def _same_person_share(df: pl.DataFrame) -> float | None:
+    pairs = df.select("v", "b", "p").join(df.select("v", "b", "p"), on="v", suffix="_y")
+    pairs = pairs.filter(pl.col("b") < pl.col("b_y"))
+    if pairs.is_empty():
+        return None
+    return float((pairs["p"] == pairs["p_y"]).mean())

@@ -74,7 +74,7 @@ def test_default_stage_rows_and_warm_rebuild(small, public_oof, tmp_path):
     with_hash = marts.oof_prediction_rows(small, fits, config_hash=True)
     assert with_hash.columns == OOF_COLUMNS + ["config_hash"]
     assert rows.height == 10 * small.n
-    assert rows["source"].unique().to_list() == ["warehouse"]
+    assert rows["source"].unique().to_list() == ["warehouse_fit"]
     assert rows.select(pl.struct("model_id", "category", "product_code").is_unique().all()).item()
     assert rows["gold_value"].to_numpy()[: small.n].tolist() == small.target.tolist()
     warm = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)

@@ -20,7 +20,13 @@ import polars as pl
 
 from warehouse.ranking import models as mdl
 from warehouse.ranking.cache import FitCache
-from warehouse.ranking.design import CONTENT_LETTERS, Design, FeatureSet, ablation_feature_sets
+from warehouse.ranking.design import (
+    CONTENT_LETTERS,
+    Design,
+    DesignError,
+    FeatureSet,
+    ablation_feature_sets,
+)
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache, run_fits
 
 MAIN_DISTANCE_LETTERS = "NCI"
@@ -70,8 +76,26 @@ def grid_jobs(
         if not _usable(fs, design, is_dist):
             skipped.append(fs.name + (" (distance)" if is_dist else ""))
             continue
+        if is_dist and (reason := _unscorable(design, fs)) is not None:
+            skipped.append(f"{fs.name} (distance: {reason})")
+            continue
         jobs += [Job(m, fs) for m in (distance if is_dist else supervised)]
     return jobs, skipped
+
+
+def _unscorable(design: Design, fs: FeatureSet) -> str | None:
+    """Why the MMRF baselines cannot score every analog on ``fs`` (None when they can): a
+    block with low coverage (C on the small FoodAtlas extracts) leaves whole categories without
+    a reference vector, and an analog with no modality is an error, never a made-up score. Cosine
+    is the stricter metric (a zero standardized row has no cosine), so one cheap, label-free
+    cosine pass decides for both."""
+    from warehouse.ranking.distance import mmrf_scores
+
+    try:
+        mmrf_scores(design, fs.block_names, "cosine")
+    except DesignError as exc:
+        return str(exc).removeprefix("distance baseline: ")
+    return None
 
 
 def run_grid(

@@ -533,9 +533,10 @@ def train_food(
     )
 
 
-def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) -> pl.DataFrame:
+def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) -> str:
     """``tastebench train food --check-signal N|T``: :func:`.planted.planted_signal_check` of BT
-    and Ridge on ``S`` + ``block`` (no cache: the permuted design is a throwaway)."""
+    and Ridge on ``S`` + ``block`` (no cache: the permuted design is a throwaway), one line per
+    (model, variant)."""
     from warehouse.ranking.planted import planted_signal_check
 
     if block not in ("N", "C", "T", "I") or block not in design.blocks:
@@ -543,6 +544,12 @@ def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) 
             f"--check-signal {block!r}: not a feature block of this warehouse. Fix: use one of "
             f"{', '.join(b for b in 'NCTI' if b in design.blocks)}."
         )
-    return planted_signal_check(
+    table = planted_signal_check(
         design, block, "S" + block, n_jobs=default_n_jobs() if n_jobs is None else n_jobs
+    )
+    return "\n".join(
+        f"{r['model']} {r['feature_set']} {r['variant']}: pairwise accuracy "
+        f"{r['pairwise_accuracy']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}] (BCa 95%), "
+        f"CI excludes .5: {r['ci_excludes_half']}, data_origin = {r['data_origin']}"
+        for r in table.iter_rows(named=True)
     )

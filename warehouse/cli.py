@@ -548,6 +548,31 @@ def train_molecular(
     )
 
 
+@train_app.command("food")
+def train_food(
+    grid: Annotated[
+        str | None, typer.Option(help="'ablation': the full ablation grid. Default: the build's.")
+    ] = None,
+    db: Annotated[Path | None, typer.Option(help="The built warehouse to read.")] = None,
+    n_jobs: Annotated[int, typer.Option(help="Workers (results never depend on it).")] = 2,
+    check_signal: Annotated[
+        str | None,
+        typer.Option(help="N or T: instead, BT and Ridge on S + it, as built and permuted."),
+    ] = None,
+) -> None:
+    """Fit the food-ranking models into the fit cache; the next `tastebench build` reads them."""
+    from warehouse.config import load_settings
+    from warehouse.ranking import marts
+
+    path = load_settings(db_path=db).db_path
+    with _progress().status(f"food ranking: {check_signal or grid or 'default'}"):
+        if check_signal is not None:
+            out = marts.planted_signal_table(marts.read_warehouse(path)[0], check_signal, n_jobs)
+        else:
+            out = marts.train_food(path, grid=grid, n_jobs=n_jobs)
+    _console().print(out)
+
+
 def _fail(message: str, code: int = 2) -> None:
     from rich.markup import escape
 

@@ -128,6 +128,17 @@ def test_every_mart_carries_its_data_origin(db) -> None:
         "fct_features_text",
         "fct_features_image",
         "agg_feature_coverage",
+        # the warehouse's own food-ranking fits: panel means of the bundle
+        "fct_food_oof_predictions",
+        "dim_food_fits",
+        "agg_ablation_metrics",
+    }
+    # public out-of-fold files beside the warehouse's own fits
+    mixed_marts = {
+        "fct_oof_predictions",
+        "agg_model_metrics",
+        "agg_model_metrics_per_category",
+        "agg_model_comparisons",
     }
     seen = set()
     for t in tables.table_name:
@@ -138,6 +149,8 @@ def test_every_mart_carries_its_data_origin(db) -> None:
         if t in nectar_marts:
             assert origins == {"simulation"}, (t, origins)
             seen.add(t)
+        elif t in mixed_marts:
+            assert origins == {"tastebench_public", "simulation"}, (t, origins)
         else:
             assert origins <= {"tastebench_public", "fartdb", "derived"}, (t, origins)
     assert seen == nectar_marts

@@ -269,17 +269,54 @@ def _comparisons(comparisons: pd.DataFrame, names: dict[str, str]) -> str:
     )
 
 
+PUBLIC_SOURCE = "tastebench_public"
+SIMULATION_NOTE = (
+    "On a simulated build the features carry no signal about the panel: the simulator gives "
+    "real public products simulated ratings that do not depend on their features, so the "
+    "feature-only models should sit near chance (pointwise models such as Ridge can fall below .5 "
+    "under LOOCV; docs/ranking.md). The ensembles with the published Gemini scores rise above it "
+    "only because the simulated panel means reproduce the public gold order that Gemini was "
+    "scored on. None of these numbers is a real result."
+)
+
+
+def _warehouse_section(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
+    """The warehouse's own fits (source warehouse_fit), beside the published models, labelled
+    with their data origin."""
+    if metrics.empty:
+        return ""
+    origin = "|".join(sorted(metrics["data_origin"].dropna().astype(str).unique())) or "unknown"
+    note = SIMULATION_NOTE if "simulation" in origin else ""
+    table = _main_table(metrics, published.iloc[0:0]).replace(
+        "id='main-table'", "id='warehouse-table'", 1
+    )
+    return (
+        "<h2>Figure 1b. The warehouse's own models "
+        f"<span class='miss'>{html.escape(origin)}</span></h2>"
+        "<p class='small'>Fitted by this build from its feature marts (marts.dim_food_fits) and "
+        "scored against its panel means, same metrics and intervals as above. "
+        f"<code>data_origin = {html.escape(origin)}</code>. {note}</p>{table}"
+    )
+
+
 def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
     """The HTML page for the marts returned by :func:`load_marts`."""
-    metrics: pd.DataFrame = marts["metrics"]
+    all_metrics: pd.DataFrame = marts["metrics"]
+    own = all_metrics["source"].fillna("") == "warehouse_fit"
+    metrics = all_metrics[~own]
+    public_ids = set(metrics["model_id"])
+    per_category = marts["per_category"]
+    per_category = per_category[per_category["model_id"].isin(public_ids)]
+    comparisons = marts["comparisons"]
+    comparisons = comparisons[comparisons["model_a"].isin(public_ids)]
     published: pd.DataFrame = marts["published"]
     names = dict(zip(published["model_file_stem"], published["display_name"], strict=True))
-    origins = sorted(metrics["data_origin"].dropna().unique())
+    origins = sorted(all_metrics["data_origin"].dropna().unique())
     simulated = [o for o in origins if "simulation" in o]
     build_origin = marts.get("build_origin") or "unknown"
     n_models = metrics.loc[~metrics["is_trivial_policy"], "model_id"].nunique()
     banner = (
-        "<div class='banner'><strong>Real results.</strong> Every number in this report comes "
+        "<div class='banner'><strong>Real results.</strong> Every number outside Figure 1b comes "
         f"from the public out-of-fold prediction files ({n_models} models, "
         "<code>data_origin = tastebench_public</code>) scored against their own published gold "
         "(<code>true_rank</code>). They do not use the NECTAR ratings of this build "
@@ -295,7 +332,7 @@ def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
             "results.</div>"
         )
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    heat = _heatmap(marts["per_category"], names)
+    heat = _heatmap(per_category, names)
     ci = _ci_plot(metrics, published, names)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -321,6 +358,7 @@ interval of the published convention (published_bca: main-table BCa, BENCHMARK.m
 Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval
 excludes chance.</p>
 {_main_table(metrics, published)}
+{_warehouse_section(all_metrics[own], published)}
 <h2>Figure 2. Per-category pairwise accuracy</h2>
 <figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
 <figcaption>Models (rows, best overall first) by categories; per-category CIs (default
@@ -334,9 +372,9 @@ convention's BCa interval for comparison (grey), published point (red cross), ra
 <h2>Resolved leads</h2>
 <p class="small">Paired comparisons on the same 935 pairs by ustat_t (the difference of two
 U-statistics over the same products; CI and t p-value from one standard error;
-docs/statistics.md), Holm-corrected over all model pairs; listed when p (Holm) &lt; .05 and the
-CI excludes 0.</p>
-{_comparisons(marts["comparisons"], names)}
+docs/statistics.md), Holm-corrected over all pairs of the published models; listed when
+p (Holm) &lt; .05 and the CI excludes 0.</p>
+{_comparisons(comparisons, names)}
 </body>
 </html>
 """

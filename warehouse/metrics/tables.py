@@ -222,14 +222,29 @@ def model_metrics_per_category_table(
 def model_comparisons_table(
     oof: pd.DataFrame, *, n_boot: int = 10000, seed: int = 42
 ) -> pd.DataFrame:
-    """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b), by the
-    comparison method :data:`.scoring.COMPARE_METHOD` (``ustat_t``), named in ``ci_method``."""
+    """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b) of the
+    same source, by the comparison method :data:`.scoring.COMPARE_METHOD` (``ustat_t``), named in
+    ``ci_method``. A comparison needs one gold: the public files share theirs, the warehouse's own
+    fits share the build's panel means, and the two golds differ (always on a simulated build),
+    so each source is its own family of comparisons (Holm within the family)."""
     models = split_models(oof)
     tables = {
         m: pair_table(df["category"], df["product_code"], df["gold_value"], df["predicted_score"])
         for m, df in models.items()
     }
-    rows = compare_pair_tables(tables, n_boot=n_boot, seed=seed, method=COMPARE_METHOD)
+    families: dict[str, list[str]] = {}
+    for m, df in models.items():
+        families.setdefault(_source(df) or "", []).append(m)
+    rows = [
+        row
+        for family in sorted(families)
+        for row in compare_pair_tables(
+            {m: tables[m] for m in families[family]},
+            n_boot=n_boot,
+            seed=seed,
+            method=COMPARE_METHOD,
+        )
+    ]
     out = pd.DataFrame(
         rows,
         columns=[

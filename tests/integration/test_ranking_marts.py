@@ -1,0 +1,106 @@
+"""The warehouse's own food-ranking models on the default (simulated) build: every model and
+ensemble of the default stage has out-of-fold rows for all 215 analogs in fct_oof_predictions,
+BCa-scored by the metrics marts beside the public files, listed in dim_food_fits, read back by
+agg_ablation_metrics, and labelled `simulation` in the HTML report (issue #11 "Must show")."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from warehouse.evaluate.results_report import write_report
+
+pytestmark = pytest.mark.integration
+
+MODELS = {
+    "bradley_terry",
+    "hierarchical_bt",
+    "kernel_ranksvm",
+    "ridge",
+    "lightgbm_reg",
+    "dist_pred_cosine",
+    "dist_pred_l2",
+    "nested_bt_gemini_nnls",
+    "nested_bt_gemini_rank",
+    "nested_bt_gemini_mean",
+}
+
+
+@pytest.fixture(scope="module")
+def db(default_warehouse):
+    con = duckdb.connect(str(default_warehouse[1].db_path), read_only=True)
+    yield con
+    con.close()
+
+
+def df(con, sql: str) -> pd.DataFrame:
+    return con.execute(sql).df()
+
+
+def test_every_default_model_has_all_analogs_in_fct_oof_predictions(db) -> None:
+    oof = df(db, "select * from marts.fct_oof_predictions where source = 'warehouse_fit'")
+    counts = oof.groupby("model_name")["product_code"].count()
+    assert set(counts.index) == MODELS and (counts == 215).all()
+    assert (oof["data_origin"] == "simulation").all() and oof["fit_id"].notna().all()
+    gold = df(db, "select category, product_code, panel_mean from marts.fct_panel_means")
+    merged = oof.merge(gold, on=["category", "product_code"], how="left")
+    assert (merged["gold_value"] == merged["panel_mean"]).all()
+    fits = df(db, "select * from marts.dim_food_fits")
+    assert len(fits) == 10 and set(fits["fit_id"]) == set(oof["fit_id"])
+    assert fits["config_hash"].str.fullmatch("[0-9a-f]{64}").all()
+    assert fits["library_versions_json"].str.contains("scikit-learn").all()
+
+
+def test_metrics_marts_score_them_with_bca_intervals(db) -> None:
+    m = df(
+        db,
+        "select * from marts.agg_model_metrics where source = 'warehouse_fit' "
+        "and metric = 'pairwise_accuracy'",
+    )
+    assert len(m) == 10 and (m["n_products"] == 215).all()
+    assert (m["ci_lo"] < m["point"]).all() and (m["point"] < m["ci_hi"]).all()
+    assert (m["data_origin"] == "simulation").all()
+    # simulated panel means carry no feature signal: BT is not resolved above chance
+    bt = m[m["model_id"].str.startswith("bradley_terry_")].iloc[0]
+    assert bt["ci_lo"] < 0.5, bt
+    comps = df(db, "select * from marts.agg_model_comparisons")
+    warehouse_ids = set(df(db, "select model_id from marts.dim_food_fits")["model_id"])
+    mixed = comps["model_a"].isin(warehouse_ids) != comps["model_b"].isin(warehouse_ids)
+    assert not mixed.any() and len(comps) == 36 + 45  # within each source only
+
+
+def test_ablation_mart_reads_the_default_stage_from_the_cache(db) -> None:
+    ab = df(db, "select * from marts.agg_ablation_metrics")
+    assert len(ab) == 7 and ab["is_default_stage"].all()
+    assert (ab["n_grid_fits_missing"] == ab["n_grid_fits"] - 7).all()
+    assert ab["pairwise_accuracy_lo"].notna().all()
+
+
+def test_report_lists_them_labelled_simulation(default_warehouse, tmp_path) -> None:
+    page = write_report(default_warehouse[1].db_path, tmp_path / "r.html").read_text()
+    assert "id='warehouse-table'" in page and "id='main-table'" in page
+    table = page.split("id='warehouse-table'")[1]
+    assert "bradley_terry_SNCTI:" in table and "nested_bt_gemini_nnls_SNCTI:" in table
+    assert "features carry no signal" in page and ">simulation<" in page
+    assert "reproduce the public gold order" in page  # why the Gemini ensembles are not
+
+
+def test_train_food_cli_reads_the_build_cache_and_checks_a_block(
+    default_warehouse, monkeypatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from warehouse.cli import app
+
+    settings, result = default_warehouse
+    for key, value in settings.as_env().items():
+        monkeypatch.setenv(key, value)
+    run = CliRunner().invoke(app, ["train", "food", "--n-jobs", "1"], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    assert "10 fits (0 fitted, 10 read)" in run.output  # the build's own fit ids
+    run = CliRunner().invoke(app, ["train", "food", "--check-signal", "N", "--n-jobs", "1"])
+    assert run.exit_code == 0, run.output
+    assert "permuted" in run.output and "bradley_terry" in run.output
+    run = CliRunner().invoke(app, ["train", "food", "--grid", "everything"])
+    assert run.exit_code != 0 and "--grid ablation" in str(run.exception)

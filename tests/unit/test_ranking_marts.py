@@ -1,0 +1,108 @@
+"""The dbt glue: the default model stage, its rows for fct_oof_predictions, fits and the
+ablation grid read back from the cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from warehouse.ranking import marts
+from warehouse.ranking.ablation import default_jobs, grid_jobs
+from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
+
+# marts.fct_oof_predictions contract columns (models/marts/metrics/_metrics__models.yml), without
+# the prediction_key the SQL derives
+OOF_COLUMNS = [
+    "model_id",
+    "model_file_stem",
+    "model_name",
+    "feature_set",
+    "is_bench_variant",
+    "source",
+    "fit_id",
+    "category",
+    "product_code",
+    "product_key",
+    "gold_column",
+    "gold_value",
+    "true_rank",
+    "true_score",
+    "predicted_score",
+    "data_origin",
+    "source_file",
+]
+
+
+@pytest.fixture(scope="module")
+def small():
+    d = synthetic_design(seed=4, plant="nutrition", dims=SMALL_DIMS, layout=SMALL_CATEGORIES)
+    rng = np.random.default_rng(1)
+    return d.with_block(
+        "C:max",
+        np.abs(d.block("C")) + rng.random(d.block("C").shape),
+        d.reference_blocks["C"] * 2.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def public_oof(small):
+    rng = np.random.default_rng(3)
+    return small.keys.select("category", "product_code").with_columns(
+        pl.lit(marts.GEMINI_STEM).alias("model_file_stem"),
+        pl.Series("predicted_score", rng.random(small.n)),
+    )
+
+
+def test_default_stage_rows_and_warm_rebuild(small, public_oof, tmp_path):
+    fits = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
+    names = [f.model_key for f in fits]
+    assert names == [
+        "bradley_terry_SNCTI",
+        "hierarchical_bt_SNCTI",
+        "kernel_ranksvm_SNCTI",
+        "ridge_SNCTI",
+        "lightgbm_reg_SNCTI",
+        "dist_pred_cosine_NCI",
+        "dist_pred_l2_NCI",
+        "nested_bt_gemini_nnls_SNCTI",
+        "nested_bt_gemini_rank_SNCTI",
+        "nested_bt_gemini_mean_SNCTI",
+    ]
+    rows = marts.oof_prediction_rows(small, fits)
+    assert rows.columns == OOF_COLUMNS
+    with_hash = marts.oof_prediction_rows(small, fits, config_hash=True)
+    assert with_hash.columns == OOF_COLUMNS + ["config_hash"]
+    assert rows.height == 10 * small.n
+    assert rows["source"].unique().to_list() == ["warehouse_fit"]
+    assert rows.select(pl.struct("model_id", "category", "product_code").is_unique().all()).item()
+    assert rows["gold_value"].to_numpy()[: small.n].tolist() == small.target.tolist()
+    warm = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
+    assert [f.fit_id for f in warm] == [f.fit_id for f in fits]
+    table = marts.fit_rows(warm)
+    assert table["is_from_cache"].all() and table["fit_id"].n_unique() == 10
+    assert {"config_json", "library_versions_json", "config_hash"} <= set(table.columns)
+
+
+def test_grid_covers_every_subset_and_variant(small):
+    jobs, skipped = grid_jobs(small)
+    sup = {j.feature_set.name for j in jobs if not j.is_distance}
+    dist = {j.feature_set.name for j in jobs if j.is_distance}
+    assert len(sup) == 16 and "SNCTI[C=max]" in sup and "SN" in sup
+    assert len(dist) == 16 and "NCTI[C=max]" in dist
+    assert len(jobs) == 5 * 16 + 2 * 16 and skipped == []
+    assert [j.model for j in default_jobs(small)][-2:] == ["dist_pred_cosine", "dist_pred_l2"]
+
+
+def test_build_reads_the_grid_the_cli_filled(small, tmp_path):
+    assert marts.ablation_metrics_rows(small, tmp_path).height == 0
+    marts.run_ablation_grid(
+        small, tmp_path, n_jobs=1, supervised=("ridge",), distance=("dist_pred_l2",)
+    )
+    found, missing = marts.ablation_fit_rows(small, tmp_path)
+    assert len(found) == 32 and missing == 5 * 16 + 2 * 16 - 32
+    table = marts.ablation_metrics_rows(small, tmp_path, n_boot=200)
+    assert table.height == 32
+    assert set(table["model"].unique()) == {"ridge", "dist_pred_l2"}
+    assert (table["pairwise_accuracy_lo"] <= table["pairwise_accuracy"]).all()
+    assert table.filter(pl.col("variant") == "C=max").height == 2

@@ -1,0 +1,162 @@
+"""The default model stage and the ablation grid: which (model, feature set) jobs, and their
+metrics in one frame an analyst can pivot.
+
+* **Default stage** (every build): the five supervised models on the design's feature set
+  (``SNCTI`` when every block exists), the two MMRF baselines on ``NCI`` (the published main
+  distance configuration; letters without a block are dropped), and the nested ensembles of BT
+  with the external model (NNLS, rank average, mean).
+* **Ablation grid** (CLI): every supervised model on ``S`` + each of the 15 non-empty subsets of
+  {N, C, T, I}; both distance models on the 15 subsets; and for each block *variant* in the
+  design (``C:<encoder>``, ``C:<aggregation rule>``...) the full feature sets with that block
+  swapped in. Sets that need an absent block are skipped and listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from warehouse.ranking import models as mdl
+from warehouse.ranking.cache import FitCache
+from warehouse.ranking.design import (
+    CONTENT_LETTERS,
+    Design,
+    DesignError,
+    FeatureSet,
+    ablation_feature_sets,
+)
+from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache, run_fits
+
+MAIN_DISTANCE_LETTERS = "NCI"
+
+
+def available_letters(design: Design, references: bool = False) -> set[str]:
+    blocks = design.reference_blocks if references else design.blocks
+    return {name for name in blocks if ":" not in name}
+
+
+def _usable(fs: FeatureSet, design: Design, distance: bool) -> bool:
+    have = set(design.blocks) & (set(design.reference_blocks) if distance else set(design.blocks))
+    return all(b in have for b in fs.block_names)
+
+
+def default_jobs(
+    design: Design,
+    supervised: Sequence[str] = mdl.SUPERVISED,
+    distance: Sequence[str] = mdl.DISTANCE,
+) -> list[Job]:
+    fs = FeatureSet.parse(design.feature_set)
+    jobs = [Job(m, fs) for m in supervised]
+    letters = "".join(c for c in MAIN_DISTANCE_LETTERS if c in available_letters(design, True))
+    if letters:
+        jobs += [Job(m, FeatureSet(letters)) for m in distance]
+    return jobs
+
+
+def grid_jobs(
+    design: Design,
+    supervised: Sequence[str] = mdl.SUPERVISED,
+    distance: Sequence[str] = mdl.DISTANCE,
+) -> tuple[list[Job], list[str]]:
+    """(jobs, skipped feature-set names) of the full ablation grid."""
+    jobs, skipped = [], []
+    sets = [(fs, False) for fs in ablation_feature_sets("S")]
+    sets += [(fs, True) for fs in ablation_feature_sets("")]
+    full_sup = "S" + "".join(c for c in CONTENT_LETTERS if c in available_letters(design))
+    full_dist = "".join(c for c in CONTENT_LETTERS if c in available_letters(design, True))
+    for name in sorted(b for b in design.blocks if ":" in b):
+        letter, _, variant = name.partition(":")
+        if letter in full_sup:
+            sets.append((FeatureSet(full_sup, ((letter, variant),)), False))
+        if letter in full_dist:
+            sets.append((FeatureSet(full_dist, ((letter, variant),)), True))
+    for fs, is_dist in sets:
+        if not _usable(fs, design, is_dist):
+            skipped.append(fs.name + (" (distance)" if is_dist else ""))
+            continue
+        if is_dist and (reason := _unscorable(design, fs)) is not None:
+            skipped.append(f"{fs.name} (distance: {reason})")
+            continue
+        jobs += [Job(m, fs) for m in (distance if is_dist else supervised)]
+    return jobs, skipped
+
+
+def _unscorable(design: Design, fs: FeatureSet) -> str | None:
+    """Why the MMRF baselines cannot score every analog on ``fs`` (None when they can): a
+    block with low coverage (C on the small FoodAtlas extracts) leaves whole categories without
+    a reference vector, and an analog with no modality is an error, never a made-up score. Cosine
+    is the stricter metric (a zero standardized row has no cosine), so one cheap, label-free
+    cosine pass decides for both."""
+    from warehouse.ranking.distance import mmrf_scores
+
+    try:
+        mmrf_scores(design, fs.block_names, "cosine")
+    except DesignError as exc:
+        return str(exc).removeprefix("distance baseline: ")
+    return None
+
+
+def run_grid(
+    design: Design,
+    cache: FitCache,
+    n_jobs: int = 2,
+    supervised: Sequence[str] = mdl.SUPERVISED,
+    distance: Sequence[str] = mdl.DISTANCE,
+) -> list[FitResult]:
+    jobs, _ = grid_jobs(design, supervised, distance)
+    return run_fits(design, jobs, cache, n_jobs)
+
+
+def cached_fits(
+    design: Design, jobs: Sequence[Job], cache: FitCache
+) -> tuple[list[FitResult], list[Job]]:
+    """The jobs already in the cache (read, never fitted) and the ones missing."""
+    found, missing = [], []
+    for job in jobs:
+        cfg, ch, fid = fit_key(design, job)
+        hit = result_from_cache(job, cfg, ch, fid, cache)
+        (found if hit is not None else missing).append(hit if hit is not None else job)
+    return found, missing
+
+
+def grid_metrics(
+    design: Design, fits: Sequence[FitResult], n_boot: int = 0, seed: int = 42
+) -> pl.DataFrame:
+    """One row per fit: model, feature set, letters/variant flags, the eight point metrics of
+    :func:`warehouse.metrics.compute_all` and (``n_boot > 0``) the main-table BCa interval of
+    pairwise accuracy."""
+    from warehouse.metrics import bca_ci, compute_all
+
+    rows = []
+    for f in fits:
+        fs = FeatureSet.parse(f.feature_set)
+        vals = compute_all(design.categories, design.target, f.predictions)
+        row = {
+            "model": f.model,
+            "feature_set": f.feature_set,
+            "letters": fs.letters,
+            "variant": ",".join(f"{k}={v}" for k, v in fs.variants) or None,
+            "is_distance": f.model in mdl.DISTANCE,
+            **{f"has_{c.lower()}": c in fs.letters for c in CONTENT_LETTERS},
+            "n_content_blocks": sum(c in fs.letters for c in CONTENT_LETTERS),
+            **vals,
+            "pairwise_accuracy_lo": np.nan,
+            "pairwise_accuracy_hi": np.nan,
+            "config_hash": f.config_hash,
+            "fit_id": f.fit_id,
+            "data_origin": design.data_origin,
+        }
+        if n_boot:
+            _, lo, hi = bca_ci(
+                design.categories,
+                design.target,
+                f.predictions,
+                metrics=("pairwise_accuracy",),
+                n_boot=n_boot,
+                seed=seed,
+            )["pairwise_accuracy"]
+            row["pairwise_accuracy_lo"], row["pairwise_accuracy_hi"] = lo, hi
+        rows.append(row)
+    return pl.DataFrame(rows).sort("model", "n_content_blocks", "feature_set")

@@ -1,0 +1,314 @@
+"""Nested-LOOCV ensembles of a supervised model with an external model (BENCHMARK.md §3).
+
+Base features (``n`` analogs):
+
+* ``outer[i]``: the model's LOOCV score of ``i`` (trained without ``i``; the same fit as the
+  model's own out-of-fold file, read from the cache);
+* ``inner[i, j]`` (``i != j``): the score of ``j`` from the model trained without both ``i`` and
+  ``j``, preprocessing included. One fit per unordered pair gives ``inner[i, j]`` and
+  ``inner[j, i]``: ``n (n - 1) / 2`` fits (23,005 for 215 analogs).
+
+Meta-learners, for each held-out ``i``:
+
+* **NNLS**: rows ``j != i`` with features ``(inner[i, j], ext[j])`` and target the raw panel mean
+  ``y[j]``; ``scipy.optimize.nnls``, no intercept; prediction ``(outer[i], ext[i]) . w_i``. No
+  row of the meta-fit for ``i`` comes from a model that saw ``i``;
+* **rank average**: mean of the within-category percentile ranks (average ties, rank / n_c) of
+  ``outer`` and ``ext``; **plain mean**: ``(outer + ext) / 2`` (no training).
+
+Speed: the pair fits run in fixed chunks on ``n_jobs`` loky workers (BLAS pinned to one thread;
+results do not depend on the worker count). For Bradley-Terry each pair fit starts Newton from
+the outer fit of ``min(i, j)`` mapped onto the pair fold's own scaler/PCA coordinates
+(:meth:`.preprocess.BlockTransform.from_raw`); the objective is strictly convex with Hessian
+>= I, so the converged weights are within ``||gradient|| <= 1e-9`` of the unique optimum of the
+pair fold's own training rows whatever the start (the start only saves Newton steps: ~4 instead
+of ~12). ``tests/unit/test_ranking_nested.py`` checks warm == cold to 1e-9.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import polars as pl
+from scipy.optimize import nnls
+from scipy.stats import rankdata
+
+from warehouse.ranking import models as mdl
+from warehouse.ranking.cache import FitCache, config_hash, fit_id, library_versions
+from warehouse.ranking.design import Design, DesignError
+from warehouse.ranking.guards import block_stats, check_fold
+from warehouse.ranking.loocv import (
+    FitResult,
+    Job,
+    design_payload,
+    make_fold,
+    parallel_map,
+    run_loocv,
+)
+from warehouse.ranking.preprocess import fit_fold, weights_from_raw
+
+PAIR_CHUNK = 400
+
+
+# --------------------------------------------------------------------------- meta-learners
+
+
+def nnls_oof(outer: np.ndarray, inner: np.ndarray, ext: np.ndarray, y: np.ndarray):
+    """Nested NNLS predictions and the weights ``(w_model, w_external)`` of every fold."""
+    n = len(outer)
+    pred = np.empty(n)
+    weights = np.empty((n, 2))
+    for i in range(n):
+        mask = np.arange(n) != i
+        a = np.column_stack([inner[i, mask], ext[mask]])
+        w, _ = nnls(a, y[mask])
+        weights[i] = w
+        pred[i] = outer[i] * w[0] + ext[i] * w[1]
+    return pred, weights
+
+
+def category_percentile_ranks(category: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Within-category average rank / n_c (pandas ``rank(pct=True)``)."""
+    out = np.empty(len(values))
+    cat = np.asarray(category).astype(str)
+    for c in np.unique(cat):
+        rows = np.flatnonzero(cat == c)
+        out[rows] = rankdata(values[rows], method="average") / len(rows)
+    return out
+
+
+def rank_average(category: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return 0.5 * (category_percentile_ranks(category, a) + category_percentile_ranks(category, b))
+
+
+def plain_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return 0.5 * (a + b)
+
+
+# --------------------------------------------------------------------------- pair fits
+
+
+def _pair_chunk(payload, model: str, settings, names, pairs: np.ndarray, warm, audit: bool):
+    from threadpoolctl import threadpool_limits
+
+    n = payload["n"]
+    blocks = payload["blocks"]
+    stats = block_stats(blocks) if audit else None
+    out = np.empty((len(pairs), 2))
+    steps = 0
+    with threadpool_limits(1):
+        for k, (i, j) in enumerate(pairs):
+            train = np.delete(np.arange(n), [i, j])
+            test = np.array([i, j])
+            fb = fit_fold(blocks, train, test, names)
+            win, lose = payload["pairs"].for_training(train, n)
+            if audit:
+                check_fold(blocks, fb, win, lose, where=f"nested pair ({i}, {j})", stats=stats)
+            fold = make_fold(payload, fb, names, win, lose)
+            w0 = None
+            if warm is not None:
+                w0 = weights_from_raw(fb, names, warm[min(i, j)])
+            o = mdl.fit_predict(model, settings, fold, w0)
+            out[k] = o.scores
+            steps += o.n_iter
+    return pairs, out, steps
+
+
+def all_pairs(n: int) -> np.ndarray:
+    i, j = np.triu_indices(n, 1)
+    return np.column_stack([i, j])
+
+
+def nested_base(
+    design: Design,
+    job: Job,
+    cache: FitCache | None = None,
+    n_jobs: int = 2,
+    audit: bool = True,
+    warm_start: bool = True,
+) -> FitResult:
+    """``outer`` (n,) and ``inner`` (n, n; NaN diagonal) of ``job`` (a supervised model)."""
+    cache = cache or FitCache(None)
+    (outer_fit,) = run_loocv(design, [job], cache, n_jobs, audit)
+    use_warm = warm_start and job.model == "bradley_terry" and "raw_weights" in outer_fit.arrays
+    cfg = {
+        "outer_config_hash": outer_fit.config_hash,
+        "protocol": "nested_pairs",
+        "warm_start": "outer_fold_min_ij" if use_warm else "none",
+    }
+    ch = config_hash(cfg)
+    fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
+    got = cache.get(fid)
+    if got is not None:
+        arrays, meta = got
+        return FitResult(
+            job.model,
+            job.feature_set.name,
+            "nested_pairs",
+            cfg,
+            ch,
+            fid,
+            arrays["outer"],
+            arrays,
+            meta,
+            True,
+        )
+    names = job.feature_set.block_names
+    payload = design_payload(design, names)
+    warm = outer_fit.arrays["raw_weights"] if use_warm else None
+    settings = job.config()["settings"]
+    t0 = time.perf_counter()
+    pairs = all_pairs(design.n)
+    n_chunks = max(1, -(-len(pairs) // PAIR_CHUNK))  # fixed by n, never by n_jobs
+    parts = parallel_map(
+        _pair_chunk,
+        [
+            (payload, job.model, settings, names, c, warm, audit)
+            for c in np.array_split(pairs, n_chunks)
+        ],
+        n_jobs,
+    )
+    wall = time.perf_counter() - t0
+    inner = np.full((design.n, design.n), np.nan)
+    steps = 0
+    for pairs, scores, st in parts:
+        inner[pairs[:, 1], pairs[:, 0]] = scores[:, 0]  # score of i, trained without {i, j}
+        inner[pairs[:, 0], pairs[:, 1]] = scores[:, 1]  # score of j
+        steps += st
+    arrays = {"outer": outer_fit.predictions, "inner": inner}
+    meta = {
+        "model": job.model,
+        "feature_set": job.feature_set.name,
+        "protocol": "nested_pairs",
+        "config": cfg,
+        "config_hash": ch,
+        "versions": library_versions(),
+        "n_rows": design.n,
+        "n_pair_fits": int(design.n * (design.n - 1) // 2),
+        "run_wall_seconds": wall,
+        "newton_steps": steps,
+        "n_jobs": n_jobs,
+        "data_origin": design.data_origin,
+    }
+    cache.put(fid, arrays, meta)
+    return FitResult(
+        job.model,
+        job.feature_set.name,
+        "nested_pairs",
+        cfg,
+        ch,
+        fid,
+        outer_fit.predictions,
+        arrays,
+        meta,
+        False,
+    )
+
+
+# --------------------------------------------------------------------------- ensembles
+
+
+def align_external(design: Design, frame: pl.DataFrame, name: str) -> np.ndarray:
+    """An external model's ``predicted_score`` aligned with the design rows (every analog
+    required; ``frame`` has ``category, product_code, predicted_score``)."""
+    src = frame.select(
+        pl.col("category").cast(pl.String),
+        pl.col("product_code").cast(pl.Int64),
+        pl.col("predicted_score").cast(pl.Float64),
+    )
+    joined = design.keys.select("category", "product_code").join(
+        src, on=["category", "product_code"], how="left", maintain_order="left"
+    )
+    bad = joined["predicted_score"].is_null() | joined["predicted_score"].is_nan()
+    if bad.any():
+        row = joined.filter(bad).row(0, named=True)
+        raise DesignError(
+            f"external model {name!r} has no prediction for analog "
+            f"{row['category']}:{row['product_code']} ({int(bad.sum())} missing); the ensemble "
+            "needs one per analog in the design's code space (map public codes first)"
+        )
+    return joined["predicted_score"].to_numpy()
+
+
+def run_ensembles(
+    design: Design,
+    job: Job,
+    external: np.ndarray,
+    external_name: str = "gemini",
+    cache: FitCache | None = None,
+    n_jobs: int = 2,
+    audit: bool = True,
+    kinds: Sequence[str] = ("nnls", "rank", "mean"),
+) -> list[FitResult]:
+    """NNLS / rank-average / mean ensembles of ``job`` with ``external`` (aligned scores)."""
+    external = np.asarray(external, dtype=np.float64)
+    if external.shape != (design.n,) or not np.isfinite(external).all():
+        raise DesignError(f"external model {external_name!r}: need {design.n} finite scores")
+    base = nested_base(design, job, cache, n_jobs, audit) if "nnls" in kinds else None
+    outer = (
+        base.predictions
+        if base is not None
+        else run_loocv(design, [job], cache, n_jobs, audit)[0].predictions
+    )
+    ext_hash = hashlib.sha256(external.astype("<f8").tobytes()).hexdigest()
+    short = mdl.SHORT_NAMES[job.model]
+    out = []
+    for kind in kinds:
+        name = f"nested_{short}_{external_name}_{kind}"
+        cfg = {
+            "model": name,
+            "base_model": job.model,
+            "feature_set": job.feature_set.name,
+            "external": external_name,
+            "external_sha256": ext_hash,
+            "meta_learner": kind,
+            "base_config_hash": (base.config_hash if base is not None else None)
+            if kind == "nnls"
+            else None,
+        }
+        arrays: dict[str, np.ndarray] = {}
+        if kind == "nnls":
+            pred, w = nnls_oof(base.arrays["outer"], base.arrays["inner"], external, design.target)
+            arrays["nnls_weights"] = w
+            cfg["meta"] = {
+                "solver": "scipy.optimize.nnls",
+                "intercept": False,
+                "target": "panel_mean",
+            }
+        elif kind == "rank":
+            pred = rank_average(design.categories, outer, external)
+        elif kind == "mean":
+            pred = plain_mean(outer, external)
+        else:
+            raise ValueError(f"unknown ensemble kind {kind!r} (nnls, rank, mean)")
+        arrays["predictions"] = pred
+        ch = config_hash(cfg)
+        fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
+        meta: Mapping[str, object] = {
+            "model": name,
+            "feature_set": job.feature_set.name,
+            "protocol": "nested_loocv" if kind == "nnls" else "loocv",
+            "config": cfg,
+            "config_hash": ch,
+            "versions": library_versions(),
+            "n_rows": design.n,
+            "data_origin": design.data_origin,
+        }
+        out.append(
+            FitResult(
+                name,
+                job.feature_set.name,
+                str(meta["protocol"]),
+                cfg,
+                ch,
+                fid,
+                pred,
+                arrays,
+                dict(meta),
+                bool(base is not None and base.from_cache),
+            )
+        )
+    return out

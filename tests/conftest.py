@@ -25,6 +25,16 @@ _PATH_VARIABLES = (
     "TASTEBENCH_FITS_DIR",
     "TASTEBENCH_DMPNN_DIR",
     "TASTEBENCH_NECTAR_BUNDLE",
+    "TASTEBENCH_RANKING_CACHE",
+)
+
+# The food-ranking fit cache is content-addressed (training rows, configuration, library versions)
+# and every read is checked against its sha256: a fit is only ever read for identical inputs, so
+# the suite's builds share the project's cache (the one `make build` fills) instead of refitting
+# the default models cold in every build folder. An unrelated or planted file there is never read;
+# a corrupted one is an error naming the file. TASTEBENCH_TEST_RANKING_CACHE points it elsewhere.
+SHARED_RANKING_CACHE = Path(
+    os.environ.get("TASTEBENCH_TEST_RANKING_CACHE") or REPO_ROOT / "build" / "fits" / "ranking"
 )
 
 
@@ -35,6 +45,7 @@ def isolated_build_dir(tmp_path_factory) -> Path:
     build_dir = tmp_path_factory.mktemp("isolated_build")
     saved = {name: os.environ.pop(name, None) for name in _PATH_VARIABLES}
     os.environ["TASTEBENCH_BUILD_DIR"] = str(build_dir)
+    os.environ["TASTEBENCH_RANKING_CACHE"] = str(SHARED_RANKING_CACHE.resolve())
     yield build_dir
     for name, value in saved.items():
         os.environ.pop(name, None)

@@ -18,6 +18,7 @@ ENV_FOODATLAS_V4 = "TASTEBENCH_FOODATLAS_V4"
 ENV_BUILD_DIR = "TASTEBENCH_BUILD_DIR"
 ENV_FITS_DIR = "TASTEBENCH_FITS_DIR"
 ENV_DMPNN_DIR = "TASTEBENCH_DMPNN_DIR"
+ENV_RANKING_CACHE = "TASTEBENCH_RANKING_CACHE"
 
 # Every run: no telemetry from dbt or Great Expectations.
 QUIET_ENV = {
@@ -49,7 +50,10 @@ class Settings:
     """Where everything lives. ``fits_dir`` is the content-addressed fit store (default
     ``<build_dir>/fits``), ``dmpnn_dir`` the D-MPNN registry of ``tastebench train molecular``
     (default ``<fits_dir>/dmpnn``): both follow the build folder, so a build (or a test) with its
-    own ``build_dir`` never sees fits that sit in another one."""
+    own ``build_dir`` never sees fits that sit in another one. ``ranking_cache_dir`` (default
+    ``<fits_dir>/ranking``) is the food-ranking models' fit cache: content-addressed by training
+    rows, configuration and library versions, every read checked against its sha256, so several
+    builds may share one (the test suite does) and a fit is only ever read for identical inputs."""
 
     build_dir: Path
     db_path: Path
@@ -58,6 +62,7 @@ class Settings:
     foodatlas_v4: Path | None
     fits_dir: Path
     dmpnn_dir: Path
+    ranking_cache_dir: Path
 
     @property
     def cache_dir(self) -> Path:
@@ -83,6 +88,7 @@ class Settings:
             "foodatlas_v4": None if self.foodatlas_v4 is None else str(self.foodatlas_v4),
             "fits_dir": str(self.fits_dir),
             "dmpnn_dir": str(self.dmpnn_dir),
+            "ranking_cache_dir": str(self.ranking_cache_dir),
         }
 
     def as_env(self) -> dict[str, str]:
@@ -93,6 +99,7 @@ class Settings:
             ENV_DB: str(self.db_path),
             ENV_FITS_DIR: str(self.fits_dir),
             ENV_DMPNN_DIR: str(self.dmpnn_dir),
+            ENV_RANKING_CACHE: str(self.ranking_cache_dir),
         }
         for name, value in (
             (ENV_MIRROR, self.mirror),
@@ -135,6 +142,7 @@ def load_settings(**overrides: Path | None) -> Settings:
         "foodatlas_v4": _opt_path(ENV_FOODATLAS_V4),
         "fits_dir": _opt_path(ENV_FITS_DIR),
         "dmpnn_dir": _opt_path(ENV_DMPNN_DIR),
+        "ranking_cache_dir": _opt_path(ENV_RANKING_CACHE),
     }
     for key, value in overrides.items():
         if key not in values:
@@ -156,4 +164,5 @@ def load_settings(**overrides: Path | None) -> Settings:
         foodatlas_v4=values["foodatlas_v4"],
         fits_dir=fits_dir,
         dmpnn_dir=values["dmpnn_dir"] or fits_dir / "dmpnn",
+        ranking_cache_dir=values["ranking_cache_dir"] or fits_dir / "ranking",
     )

@@ -208,10 +208,11 @@ MIN_ANALOGS_PER_CATEGORY = 5
 
 
 def ranking_cache_dir() -> Path:
-    """``<Settings.fits_dir>/ranking``: the build's fit cache for the food-ranking models."""
+    """``Settings.ranking_cache_dir`` (default ``<fits_dir>/ranking``): the build's fit cache for
+    the food-ranking models."""
     from warehouse.config import load_settings
 
-    return load_settings().fits_dir / "ranking"
+    return load_settings().ranking_cache_dir
 
 
 def default_n_jobs() -> int:

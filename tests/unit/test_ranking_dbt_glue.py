@@ -138,3 +138,17 @@ def test_too_small_design_leaves_the_marts_empty(small, tmp_path):
     table = marts.agg_ablation_metrics(d, rows, cache_dir=tmp_path)
     assert table.height == 0 and "ablation_key" in table.columns
     assert not any(tmp_path.iterdir())  # nothing was fitted
+
+
+def test_too_large_design_leaves_the_marts_empty(small, tmp_path, monkeypatch):
+    d0 = synthetic_design(seed=1, dims=SMALL_DIMS)
+    n_all = d0.n + d0.reference_keys.height
+    products, means, cats, subset_cols, features, variants = _frames(d0, np.ones(n_all, bool))
+    d = marts.food_design(products, means, cats, subset_cols, features, variants)
+    assert marts.unfittable_reason(d) is None
+    monkeypatch.setattr(marts, "MAX_ANALOGS_DEFAULT_STAGE", d.n - 1)
+    reason = marts.unfittable_reason(d)
+    assert f"the design has {d.n} analogs (> {d.n - 1})" in reason
+    assert f"{d.n * (d.n - 1) // 2} pair fits" in reason
+    rows = marts.fct_food_oof_predictions(d, pl.DataFrame(), "{}", cache_dir=tmp_path)
+    assert rows.height == 0 and not any(tmp_path.iterdir())

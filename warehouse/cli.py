@@ -439,35 +439,14 @@ def snapshot(
 ) -> None:
     """Hash every relation (rows in a fixed order, per table and per column): prove a refactor or
     an incremental rebuild changed no number (`--out` before, `--compare` after)."""
-    import json
-
     from warehouse.config import load_settings
-    from warehouse.quality.snapshot import (
-        compare_hashes,
-        read_hashes,
-        relation_hashes,
-        write_hashes,
-    )
+    from warehouse.quality.snapshot import snapshot as run
 
-    path = load_settings(db_path=db).db_path
-    if not path.exists():
-        raise WarehouseError(f"no warehouse at {path}. Fix: run `make build` first, or pass --db.")
-    if compare is not None and not compare.is_file():
-        raise WarehouseError(f"no snapshot at {compare}. Fix: write one first with --out.")
-    hashes = relation_hashes(path)
+    lines, equal = run(load_settings(db_path=db).db_path, out, compare)
     console = _console()
-    if out is not None:
-        write_hashes(hashes, out)
-        console.print(f"{len(hashes)} relations hashed into {out}")
-    if compare is not None:
-        diff = compare_hashes(read_hashes(compare), hashes)
-        if diff.equal:
-            console.print(f"[green]identical[/green]: {len(hashes)} relations, every column")
-            return
-        console.print(json.dumps(
-            {"only_before": diff.only_before, "only_after": diff.only_after,
-             "changed": diff.changed}, indent=1, default=list,
-        ))  # fmt: skip
+    for line in lines:
+        console.print(line)
+    if not equal:
         raise typer.Exit(1)
 
 

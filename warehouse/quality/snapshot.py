@@ -138,3 +138,33 @@ def compare_hashes(before: list[RelationHash], after: list[RelationHash]) -> Has
             ),
         }
     return HashDiff(sorted(set(a) - set(b)), sorted(set(b) - set(a)), changed)
+
+
+def snapshot(db_path: Path, out: Path | None, compare: Path | None) -> tuple[list[str], bool]:
+    """What ``tastebench snapshot`` does: hash ``db_path``, write the hashes to ``out`` and/or
+    compare them with the snapshot ``compare``. Returns (lines to print, equal or nothing
+    compared)."""
+    from warehouse.errors import WarehouseError
+
+    if not db_path.exists():
+        raise WarehouseError(
+            f"no warehouse at {db_path}. Fix: run `make build` first, or pass --db."
+        )
+    if compare is not None and not compare.is_file():
+        raise WarehouseError(f"no snapshot at {compare}. Fix: write one first with --out.")
+    hashes = relation_hashes(db_path)
+    lines = []
+    if out is not None:
+        write_hashes(hashes, out)
+        lines.append(f"{len(hashes)} relations hashed into {out}")
+    if compare is None:
+        return lines, True
+    diff = compare_hashes(read_hashes(compare), hashes)
+    if diff.equal:
+        return [*lines, f"[green]identical[/green]: {len(hashes)} relations, every column"], True
+    changed = {
+        "only_before": diff.only_before,
+        "only_after": diff.only_after,
+        "changed": diff.changed,
+    }
+    return [*lines, json.dumps(changed, indent=1, default=list)], False

@@ -1,11 +1,11 @@
 """What the ranking dbt Python models call (each model: read refs, call one function here).
 
-* :func:`ranking_design`: the design from ``marts.dim_products``, ``marts.fct_panel_means``,
+* :func:`food_design`: the design from ``marts.dim_products``, ``marts.fct_panel_means``,
   ``seeds.categories``, ``seeds.nutrition_subset_columns`` and the feature marts (one frame per
   block with a ``vector`` list column), with the target-leak audit;
 * :func:`default_model_fits`: the default model stage (five supervised models, two MMRF
   baselines, the nested BT + Gemini ensembles), fits read from / written to ``cache_dir``;
-* :func:`oof_prediction_rows`: rows for ``marts.fct_oof_predictions`` (``source = 'warehouse'``,
+* :func:`oof_prediction_rows`: rows for ``marts.fct_oof_predictions`` (``source = 'warehouse_fit'``,
   gold = panel mean), unioned by name with the public files;
 * :func:`fit_rows`: one row per fit (configuration JSON, hash, versions) for a fits mart;
 * :func:`ablation_fit_rows` / :func:`ablation_metrics_rows`: the ablation grid as far as the CLI
@@ -40,33 +40,6 @@ from warehouse.ranking.nested import align_external, run_ensembles
 
 SOURCE = "warehouse_fit"  # fct_oof_predictions.source of the warehouse's own fits
 GEMINI_STEM = "llm_gemini_3_1_pro_preview_ingredients_image"
-
-
-def ranking_design(
-    products: pl.DataFrame,
-    panel_means: pl.DataFrame,
-    categories: pl.DataFrame,
-    nutrition_subset_columns: pl.DataFrame,
-    feature_frames: Mapping[str, pl.DataFrame],
-    feature_set: str = "SNCTI",
-    missing: str = "error",
-) -> Design:
-    """The analog design (+ references) for the ranking models; raises on a target leak."""
-    design = design_from_frames(
-        products.filter(
-            pl.col("category").is_in(
-                categories.filter(pl.col("is_benchmark"))["category"].to_list()
-            )
-        ),
-        panel_means,
-        feature_frames,
-        categories=categories,
-        subset_columns=nutrition_subset_columns,
-        feature_set=feature_set,
-        missing=missing,
-    )
-    assert_no_target_leak(design)
-    return design
 
 
 def external_predictions(design: Design, oof: pl.DataFrame, stem: str = GEMINI_STEM):

@@ -81,7 +81,7 @@ def test_release_then_verify_round_trips_with_identical_numbers(release, con) ->
     mart = con.sql("select * from marts.agg_model_metrics").df().set_index("model_metric_key")
     # 9 public files x (7 + 7 + 1) rows (both conventions) + 22 trivial-policy rows + the
     # warehouse's own fits x (7 + 1) rows (the default method only)
-    n_fits = con.execute("select count(*) from marts.dim_food_fits").fetchone()[0]
+    n_fits = con.sql("select count(*) from marts.dim_food_fits").fetchall()[0][0]
     assert n_fits == 10
     assert set(metrics.index) == set(mart.index) and len(mart) == 9 * 15 + 22 + 8 * n_fits
     for col in ("point", "ci_lo", "ci_hi", "chance_value"):

@@ -46,6 +46,32 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def fit_record(
+    model: str,
+    feature_set: str,
+    protocol: str,
+    config: Mapping[str, object],
+    config_hash: str,
+    versions: Mapping[str, str],
+    n_rows: int,
+    data_origin: str,
+    **extra: object,
+) -> dict[str, object]:
+    """The JSON record every fit stores beside its arrays (:meth:`FitCache.put`): what it is, its
+    content address and inputs, plus ``extra`` diagnostics of its protocol."""
+    return {
+        "model": model,
+        "feature_set": feature_set,
+        "protocol": protocol,
+        "config": config,
+        "config_hash": config_hash,
+        "versions": versions,
+        "n_rows": n_rows,
+        "data_origin": data_origin,
+        **extra,
+    }
+
+
 def library_versions() -> dict[str, str]:
     """Versions of everything that can change a fitted number."""
     import lightgbm

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from warehouse.ranking.cache import FitCache, library_versions
+from warehouse.ranking.cache import FitCache, fit_record, library_versions
 from warehouse.ranking.design import SUBSET_ORDER, Design, DesignError
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache
 from warehouse.ranking.preprocess import scaler_stats
@@ -132,17 +132,17 @@ def run_distance(
             settings = cfg["settings"]
             scores, info = mmrf_scores(design, job.feature_set.block_names, str(settings["metric"]))
             arrays = {"predictions": scores, "n_modalities": info["n_modalities"]}
-            meta = {
-                "model": job.model,
-                "feature_set": job.feature_set.name,
-                "protocol": cfg["protocol"],
-                "config": cfg,
-                "config_hash": ch,
-                "versions": library_versions(),
-                "n_rows": design.n,
-                "data_origin": design.data_origin,
-                "modalities": info["modalities"],
-            }
+            meta = fit_record(
+                job.model,
+                job.feature_set.name,
+                cfg["protocol"],
+                cfg,
+                ch,
+                library_versions(),
+                design.n,
+                design.data_origin,
+                modalities=info["modalities"],
+            )
             cache.put(fid, arrays, meta)
             hit = FitResult(
                 job.model,

@@ -23,7 +23,7 @@ import polars as pl
 
 from warehouse.ranking import models as mdl
 from warehouse.ranking.bt import PairIndex
-from warehouse.ranking.cache import FitCache, config_hash, fit_id, library_versions
+from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, library_versions
 from warehouse.ranking.design import Design, FeatureSet
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
@@ -245,20 +245,20 @@ def run_loocv(
             raws = [res[j][4] for _, _, res in folds]
             if all(r is not None for r in raws):
                 arrays["raw_weights"] = np.vstack(raws)
-            meta = {
-                "model": job.model,
-                "feature_set": job.feature_set.name,
-                "protocol": cfg["protocol"],
-                "config": cfg,
-                "config_hash": ch,
-                "versions": versions,
-                "n_rows": design.n,
-                "data_origin": design.data_origin,
-                "fit_cpu_seconds": float(sum(res[j][3] for _, _, res in folds)),
-                "run_wall_seconds": wall,
-                "newton_steps": int(sum(res[j][1] for _, _, res in folds)),
-                "convergence_warnings": int(sum(res[j][2] for _, _, res in folds)),
-            }
+            meta = fit_record(
+                job.model,
+                job.feature_set.name,
+                cfg["protocol"],
+                cfg,
+                ch,
+                versions,
+                design.n,
+                design.data_origin,
+                fit_cpu_seconds=float(sum(res[j][3] for _, _, res in folds)),
+                run_wall_seconds=wall,
+                newton_steps=int(sum(res[j][1] for _, _, res in folds)),
+                convergence_warnings=int(sum(res[j][2] for _, _, res in folds)),
+            )
             cache.put(fid, arrays, meta)
             results[k] = FitResult(
                 job.model,

@@ -37,7 +37,7 @@ from scipy.optimize import nnls
 from scipy.stats import rankdata
 
 from warehouse.ranking import models as mdl
-from warehouse.ranking.cache import FitCache, config_hash, fit_id, library_versions
+from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, library_versions
 from warehouse.ranking.design import Design, DesignError
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.loocv import (
@@ -179,20 +179,20 @@ def nested_base(
         inner[pairs[:, 0], pairs[:, 1]] = scores[:, 1]  # score of j
         steps += st
     arrays = {"outer": outer_fit.predictions, "inner": inner}
-    meta = {
-        "model": job.model,
-        "feature_set": job.feature_set.name,
-        "protocol": "nested_pairs",
-        "config": cfg,
-        "config_hash": ch,
-        "versions": library_versions(),
-        "n_rows": design.n,
-        "n_pair_fits": int(design.n * (design.n - 1) // 2),
-        "run_wall_seconds": wall,
-        "newton_steps": steps,
-        "n_jobs": n_jobs,
-        "data_origin": design.data_origin,
-    }
+    meta = fit_record(
+        job.model,
+        job.feature_set.name,
+        "nested_pairs",
+        cfg,
+        ch,
+        library_versions(),
+        design.n,
+        design.data_origin,
+        n_pair_fits=int(design.n * (design.n - 1) // 2),
+        run_wall_seconds=wall,
+        newton_steps=steps,
+        n_jobs=n_jobs,
+    )
     cache.put(fid, arrays, meta)
     return FitResult(
         job.model,
@@ -287,16 +287,16 @@ def run_ensembles(
         arrays["predictions"] = pred
         ch = config_hash(cfg)
         fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
-        meta: Mapping[str, object] = {
-            "model": name,
-            "feature_set": job.feature_set.name,
-            "protocol": "nested_loocv" if kind == "nnls" else "loocv",
-            "config": cfg,
-            "config_hash": ch,
-            "versions": library_versions(),
-            "n_rows": design.n,
-            "data_origin": design.data_origin,
-        }
+        meta: Mapping[str, object] = fit_record(
+            name,
+            job.feature_set.name,
+            "nested_loocv" if kind == "nnls" else "loocv",
+            cfg,
+            ch,
+            library_versions(),
+            design.n,
+            design.data_origin,
+        )
         out.append(
             FitResult(
                 name,

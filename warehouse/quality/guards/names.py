@@ -70,6 +70,20 @@ def _summary(found: list[list[Match]]) -> tuple[str, tuple[str, ...]]:
     return what, tuple(sorted({m.fingerprint for ms in found for m in ms}))
 
 
+def _text_violation(
+    table: str, col, values: pl.Series, matcher, rule: str, verb: str
+) -> GuardViolation | None:
+    """One violation of ``rule`` for the rows of a text column that ``matcher`` finds names in
+    ("<n> row(s) <verb> (<kinds>)", the matches' fingerprints), or None."""
+    found = text_matches(values.cast(pl.String).to_list(), matcher)
+    hit = np.array([bool(m) for m in found])
+    if not hit.any():
+        return None
+    rows, n = violation_rows(hit)
+    what, fps = _summary(found)
+    return GuardViolation(table, str(col), rule, f"{n} row(s) {verb} ({what})", fps, rows, n)
+
+
 def check_identifier_values(table: str, frame, ctx: GatedContext) -> list[GuardViolation]:
     """UPCs (digits in numeric columns, or digit runs with any separators in text; with or without
     the check digit) and join keys (text, any separators) of the gated products table."""
@@ -104,22 +118,11 @@ def check_identifier_values(table: str, frame, ctx: GatedContext) -> list[GuardV
                     )  # fmt: skip
                 )
         elif is_text(dtype):
-            found = text_matches(s.cast(pl.String).to_list(), matcher)
-            hit = np.array([bool(m) for m in found])
-            if hit.any():
-                rows, n = violation_rows(hit)
-                what, fps = _summary(found)
-                out.append(
-                    GuardViolation(
-                        table,
-                        str(col),
-                        "gated_identifier_values",
-                        f"{n} row(s) hold gated identifiers ({what})",
-                        fps,
-                        rows,
-                        n,
-                    )  # fmt: skip
-                )
+            v = _text_violation(
+                table, col, s, matcher, "gated_identifier_values", "hold gated identifiers"
+            )
+            if v is not None:
+                out.append(v)
     return out
 
 
@@ -129,25 +132,11 @@ def check_brand_in_text(table: str, frame, ctx: GatedContext) -> list[GuardViola
     matcher = ctx.brand_matcher
     if not matcher:
         return []
-    out = []
-    for col in text_columns(frame):
-        found = text_matches(frame[col].cast(pl.String).to_list(), matcher)
-        hit = np.array([bool(m) for m in found])
-        if hit.any():
-            rows, n = violation_rows(hit)
-            what, fps = _summary(found)
-            out.append(
-                GuardViolation(
-                    table,
-                    str(col),
-                    "brand_in_text",
-                    f"{n} row(s) name a gated brand ({what})",
-                    fps,
-                    rows,
-                    n,
-                )  # fmt: skip
-            )
-    return out
+    found = (
+        _text_violation(table, col, frame[col], matcher, "brand_in_text", "name a gated brand")
+        for col in text_columns(frame)
+    )
+    return [v for v in found if v is not None]
 
 
 def redact_names(values, ctx_or_names) -> pl.Series:

@@ -4,8 +4,9 @@ holds for strong predictors, and the marts carry both conventions only for the p
 
 The fixture ``tests/fixtures/evaluate/schema1_published_nnls_ridge_1000.json`` is the output of
 ``evaluate_files([nested_bt_gemini_nnls.csv, ridge_SNCTI_bench.csv], n_boot=1000)`` at main
-104fd0e (schema version 1, before the interval methods), ``source_file`` removed and the mirror's path written ``{PUBLIC_DIR}``: derived
-figures of the public files, frozen so the published convention cannot drift.
+104fd0e (schema version 1, before the interval methods), ``source_file`` removed and the
+mirror's path written ``{PUBLIC_DIR}``: derived figures of the public files, frozen so the
+published convention cannot drift.
 """
 
 from __future__ import annotations

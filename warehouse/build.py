@@ -190,12 +190,15 @@ def build(
     full_refresh: bool = False,
     wait_s: float = 0,
     dbt_runner: Callable[[list[str], Settings, Path], None] | None = None,
+    food_models: bool = True,
 ) -> BuildResult:
     """Build and publish the warehouse (see the module docstring). ``full_refresh``: rebuild
     everything into a fresh file; ``dbt_args``: extra ``dbt build`` arguments (a full build: the
     caller selects); ``wait_s``: wait that long for a running build instead of refusing;
     ``dbt_runner``: runs ``dbt <args>`` against a file (default :func:`run_dbt`; the Dagster
-    definitions pass one that streams dbt's events as asset materializations)."""
+    definitions pass one that streams dbt's events as asset materializations); ``food_models``
+    False: skip the food-ranking stage (dbt var ``food_models_max_analogs`` = 0, its marts
+    empty)."""
     from datetime import UTC, datetime
 
     from warehouse.orchestrate.lock import BuildLock
@@ -206,7 +209,7 @@ def build(
     with BuildLock(settings.db_path, wait_s=wait_s, log=log):
         try:
             result = _build_locked(
-                settings, nectar, dbt_args, log, full_refresh, dbt_runner or run_dbt
+                settings, nectar, dbt_args, log, full_refresh, dbt_runner or run_dbt, food_models
             )
         except BaseException as exc:
             write_build_record(settings, None, started, time.perf_counter() - t0, error=exc)
@@ -234,6 +237,7 @@ def _build_locked(
     log: Callable[[str], None],
     full_refresh: bool,
     run: Callable[[list[str], Settings, Path], None],
+    food_models: bool = True,
 ) -> BuildResult:
     import shutil
 
@@ -247,7 +251,10 @@ def _build_locked(
     bundle = _nectar_bundle(settings, nectar, log)
     origin = detect_origin(bundle)
     scale = simulation_scale(bundle)
-    dbt_vars = {"simulation_scale": scale} if scale > 1 else {}
+    dbt_vars: dict[str, int] = {"simulation_scale": scale} if scale > 1 else {}
+    if not food_models:
+        dbt_vars["food_models_max_analogs"] = 0
+        log("food-ranking stage switched off (--no-food-models): its marts stay empty")
 
     t = time.perf_counter()
     fp = state.fingerprint(settings, bundle, dbt_vars)

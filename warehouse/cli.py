@@ -69,6 +69,10 @@ def build(
             help="If another build is running, wait up to this long for it (default: refuse).",
         ),
     ] = 0,
+    food_models: Annotated[
+        bool,
+        typer.Option("--food-models/--no-food-models", help="Fit the food-ranking models."),
+    ] = True,
 ) -> None:
     """Load the sources, run dbt build (models + tests), validate, publish the DuckDB file
     atomically. Incremental by default: only what changed since the published build is reloaded
@@ -85,6 +89,7 @@ def build(
             log=lambda m: status.update(m) or progress.log(m),
             full_refresh=full_refresh,
             wait_s=wait,
+            food_models=food_models,
         )
     from warehouse.orchestrate.status import render_build
 

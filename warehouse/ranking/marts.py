@@ -181,7 +181,9 @@ MIN_ANALOGS_PER_CATEGORY = 5
 MAX_ANALOGS_DEFAULT_STAGE = 400
 """Above this many analogs the default stage does not run in the build: LOOCV costs n fits of
 every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public 215; 2.3M at a
-scale-10 simulation's 2,150), so a scaled bundle would take days. docs/scaling.md."""
+scale-10 simulation's 2,150), so a scaled bundle would take days. docs/scaling.md. The build
+reads it from the dbt var ``food_models_max_analogs`` (this value in dbt_project.yml); 0
+switches the stage off."""
 
 
 def ranking_cache_dir() -> Path:
@@ -274,18 +276,21 @@ def food_design(
     return design
 
 
-def unfittable_reason(design: Design) -> str | None:
+def unfittable_reason(design: Design, max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE) -> str | None:
     """Why the default stage cannot run on ``design`` (None when it can): every category needs
     :data:`MIN_ANALOGS_PER_CATEGORY` analogs (the public design's smallest has 5). A tiny bundle
     (the test fixture: 3 + 2 analogs) leaves the ranking marts empty; its target-leak audit is
     meaningless too (a 384-d block has columns at |r| >= .99 over 5 products by chance). A design
     over :data:`MAX_ANALOGS_DEFAULT_STAGE` analogs (a scaled simulation) leaves them empty too:
     the published protocols (LOOCV, nested pair fits) grow faster than linearly, and a scaled
-    variant (grouped K-fold, sampled inner fits) is not built yet."""
-    if design.keys.height > MAX_ANALOGS_DEFAULT_STAGE:
+    variant (grouped K-fold, sampled inner fits) is not built yet. ``max_analogs`` = 0: the
+    stage is switched off (``tastebench build --no-food-models``)."""
+    if max_analogs <= 0:
+        return "the food-model stage is switched off (dbt var food_models_max_analogs = 0)"
+    if design.keys.height > max_analogs:
         n = design.keys.height
         return (
-            f"the design has {n} analogs (> {MAX_ANALOGS_DEFAULT_STAGE}): LOOCV would take {n} "
+            f"the design has {n} analogs (> {max_analogs}): LOOCV would take {n} "
             f"fits a model and the nested ensembles {n * (n - 1) // 2} pair fits"
         )
     counts = design.keys.group_by("category").len()
@@ -315,11 +320,13 @@ def fct_food_oof_predictions(
     cache_dir: Path | str | None = None,
     n_jobs: int | None = None,
     ensemble_models: Sequence[str] = DEFAULT_ENSEMBLE_MODELS,
+    max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE,
 ) -> pl.DataFrame:
     """``marts.fct_food_oof_predictions``: the default stage's out-of-fold rows in the layout
     of ``fct_oof_predictions`` plus :data:`FIT_COLUMNS` (``dim_food_fits`` is read from them).
-    Fits are read from / written to ``cache_dir`` (default :func:`ranking_cache_dir`)."""
-    if unfittable_reason(design) is not None:
+    Fits are read from / written to ``cache_dir`` (default :func:`ranking_cache_dir`); empty
+    when :func:`unfittable_reason` gives a reason (``max_analogs``: its cap, 0 = off)."""
+    if unfittable_reason(design, max_analogs) is not None:
         return pl.DataFrame(schema=FOOD_OOF_SCHEMA)
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
     fits = default_model_fits(
@@ -417,6 +424,7 @@ def agg_ablation_metrics(
     cache_dir: Path | str | None = None,
     n_boot: int = 10000,
     seed: int = 42,
+    max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE,
 ) -> pl.DataFrame:
     """``marts.agg_ablation_metrics``: one row per ablation-grid fit found in the cache (the
     build never fits the grid; ``tastebench train food --grid ablation`` does), with the eight
@@ -424,7 +432,7 @@ def agg_ablation_metrics(
     of this build produced it, and how many grid fits are still missing."""
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
     found, n_missing = [], 0
-    if unfittable_reason(design) is None:
+    if unfittable_reason(design, max_analogs) is None:
         found, n_missing = ablation_fit_rows(design, cache_dir)
     table = (
         grid_metrics(design, found, n_boot=n_boot, seed=seed)

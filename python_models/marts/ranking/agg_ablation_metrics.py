@@ -26,4 +26,5 @@ def model(dbt, session):
         dbt.ref("fct_food_oof_predictions").pl(),
         n_boot=int(dbt.config.get("n_boot")),
         seed=int(dbt.config.get("seed")),
+        max_analogs=int(dbt.config.get("max_analogs")),
     )

@@ -27,4 +27,5 @@ def model(dbt, session):
         dbt.ref("stg_tastebench__oof_predictions").pl(),
         marts.feature_encoders_json(features),
         ensemble_models=str(dbt.config.get("ensemble_models")).split(","),
+        max_analogs=int(dbt.config.get("max_analogs")),
     )

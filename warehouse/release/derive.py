@@ -2,7 +2,8 @@
 be recomputed from other released files (gold pairs from ranks, the human-baseline summary, the
 model metrics, the release audits). Metrics come from :mod:`warehouse.metrics`
 (:mod:`.tables`, :mod:`.scoring`) and :mod:`warehouse.human`; nothing is re-implemented here.
-Frames are polars; those libraries take pandas, converted at each call."""
+Frames are polars; the metrics library takes pandas (until it moves to polars), converted at
+each of its calls (:func:`_metrics_pairs`, :func:`slot1_audit`, :func:`model_metrics`)."""
 
 from __future__ import annotations
 
@@ -70,12 +71,26 @@ def draw_sides(n: int) -> np.ndarray:
 def slot1_audit(first: object, winner: object) -> dict[str, object]:
     """Position audit of oriented pairs: share of pairs whose winner is listed first, exact
     binomial CI (:func:`warehouse.metrics.slot1_wins_accuracy`, which takes pandas)."""
-    import pandas as pd
+    import pandas as pd  # the metrics library takes pandas: converted at this call
 
     frame = pd.DataFrame(
         {"product_code_1": np.asarray(first), "higher_rated_product": np.asarray(winner)}
     )
     return slot1_wins_accuracy(frame)
+
+
+def _metrics_pairs(pairs: pl.DataFrame, prefix: str):
+    """A gold pair file (``{prefix}_1/_2/_winner``) as the pandas pair frame the metrics library
+    takes (``product_code_1, product_code_2, higher_rated_product``): converted at its calls."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "product_code_1": pairs[f"{prefix}_1"].cast(pl.Int64).to_numpy(),
+            "product_code_2": pairs[f"{prefix}_2"].cast(pl.Int64).to_numpy(),
+            "higher_rated_product": pairs[f"{prefix}_winner"].cast(pl.Int64).to_numpy(),
+        }
+    )
 
 
 def number_pairs(pairs, c1: str, c2: str) -> pl.DataFrame:
@@ -187,18 +202,10 @@ def oof_frame(public_files: Mapping[str, object], fit_files: Mapping[str, object
 def model_metrics(oof, tb_pairs, *, n_boot: int = N_BOOT, seed: int = SEED) -> pl.DataFrame:
     """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` (which
     takes pandas) on the OOF rows and the published gold pair file (original keying)."""
-    import pandas as pd
-
     from warehouse.metrics.tables import model_metrics_table
 
-    p = as_frame(tb_pairs)
-    pairs = pd.DataFrame(
-        {
-            "product_code_1": p["tastebench_public_code_1"].cast(pl.Int64).to_numpy(),
-            "product_code_2": p["tastebench_public_code_2"].cast(pl.Int64).to_numpy(),
-            "higher_rated_product": p["tastebench_public_code_winner"].cast(pl.Int64).to_numpy(),
-        }
-    )
+    pairs = _metrics_pairs(as_frame(tb_pairs), "tastebench_public_code")
+    # the metrics library takes pandas: converted at this call
     table = model_metrics_table(as_frame(oof).to_pandas(), pairs, n_boot=n_boot, seed=seed)
     return as_frame(table)
 
@@ -213,8 +220,6 @@ def release_audits(
 ) -> pl.DataFrame:
     """``metrics/release_audits.csv``: :func:`warehouse.metrics.scoring.trivial_policies` on this
     release's analogs (public_code, true_rank) and gold pairs."""
-    import pandas as pd
-
     from warehouse.metrics.scoring import trivial_policies
 
     analogs = (
@@ -222,14 +227,7 @@ def release_audits(
         .filter(pl.col("true_rank").is_not_null() & pl.col("true_rank").is_not_nan())
         .sort("category", "public_code")
     )
-    g = as_frame(gold_pairs)
-    pairs = pd.DataFrame(
-        {
-            "product_code_1": g["public_code_1"].cast(pl.Int64).to_numpy(),
-            "product_code_2": g["public_code_2"].cast(pl.Int64).to_numpy(),
-            "higher_rated_product": g["public_code_winner"].cast(pl.Int64).to_numpy(),
-        }
-    )
+    pairs = _metrics_pairs(as_frame(gold_pairs), "public_code")
     rows = []
     for pol in trivial_policies(
         analogs["category"].cast(pl.String).to_numpy().astype(object),

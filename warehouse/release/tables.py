@@ -131,7 +131,7 @@ def as_frame(frame) -> pl.DataFrame:
     """A polars frame; pandas input (metrics-library results) is converted here."""
     if isinstance(frame, pl.DataFrame):
         return frame
-    import pandas as pd
+    import pandas as pd  # warehouse.metrics returns pandas (until it moves to polars)
 
     if isinstance(frame, pd.DataFrame):
         f = frame.reset_index(drop=True).copy()

@@ -203,7 +203,7 @@ def as_polars(frame) -> pl.DataFrame:
     """A polars DataFrame; pandas input (GX batches) is converted here, object columns as text."""
     if isinstance(frame, pl.DataFrame):
         return frame
-    import pandas as pd
+    import pandas as pd  # GX's pandas execution engine hands the guard expectation pandas batches
 
     if isinstance(frame, pd.DataFrame):
         f = frame.copy()

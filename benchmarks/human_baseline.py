@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         gen = time.perf_counter() - t0
         times, summary = run_once(ratings, args.n_iter, args.seed, args.pooling)
         results[scale] = times
-        s = summary.iloc[0]
+        s = summary.row(0, named=True)
         print(
             f"scale {scale:>3}: {len(ratings):>9,} ratings, {int(s['n_blocks'])} blocks, "
             f"{int(s['n_panelist_blocks']):,} panelist-blocks (generated in {gen:.1f} s)"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.molecular import (
     LEAKY_COLUMN,
@@ -38,11 +38,11 @@ def _mirror() -> Path:
     return Path(env).resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()
 
 
-def _fmt(table: pd.DataFrame) -> str:
+def _fmt(table: pl.DataFrame) -> str:
     return "\n".join(
-        f"  {r.metric:<16} {r.point:.3f}  [{r.ci_lo:.3f}, {r.ci_hi:.3f}]"
-        f"  (finite replicates {r.n_boot_finite})"
-        for r in table.itertuples()
+        f"  {r['metric']:<16} {r['point']:.3f}  [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]"
+        f"  (finite replicates {r['n_boot_finite']})"
+        for r in table.iter_rows(named=True)
     )
 
 
@@ -54,15 +54,16 @@ def main() -> None:
     args = ap.parse_args()
 
     splits = {
-        s: pd.read_csv(_mirror() / "fartdb" / f"fart_{s}.csv") for s in ("train", "val", "test")
+        s: pl.read_csv(_mirror() / "fartdb" / f"fart_{s}.csv", infer_schema=False)
+        for s in ("train", "val", "test")
     }
-    all_smiles = pd.concat([df[SMILES_COLUMN] for df in splits.values()]).tolist()
+    all_smiles = pl.concat([df[SMILES_COLUMN] for df in splits.values()]).to_list()
     t0 = time.perf_counter()
     feats = featurize(all_smiles)
     featurize_s = time.perf_counter() - t0
     print(
         f"featurize (canonical SMILES, InChIKey, descriptors, Morgan) {len(all_smiles)} "
-        f"molecules: {featurize_s:.1f} s; RDKit changed {int(feats.frame.smiles_differs.sum())} "
+        f"molecules: {featurize_s:.1f} s; RDKit changed {int(feats.frame['smiles_differs'].sum())} "
         f"SMILES; rdkit {feats.rdkit_version}"
     )
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from warehouse.human import (
     assign_blocks,
@@ -22,6 +23,7 @@ from warehouse.human import (
     panelist_block_accuracy,
     split_half_credit,
     split_half_reliability,
+    split_half_result,
 )
 from warehouse.human.testing import ratings_from_block_structure
 
@@ -40,13 +42,14 @@ def _frame_from_matrix(mat, category="Bacon", codes=None, ref_codes=()):
         for r in range(mat.shape[0])
         for p in range(mat.shape[1])
     ]
-    return pd.DataFrame(rows)
+    return pl.DataFrame(rows)
 
 
 def _loo(mat, **kw):
     df = _frame_from_matrix(mat, **kw)
     bp, br = assign_blocks(df, min_respondents=1)
-    return panelist_block_accuracy(df, bp, br).set_index("respondent_id")
+    # respondents are 0..n-1: row i is respondent i
+    return panelist_block_accuracy(df, bp, br).sort("respondent_id")
 
 
 # ------------------------------------------------------------------------ LOO hand examples
@@ -59,9 +62,9 @@ def test_loo_hand_example_prediction_ties():
     assert (out["n_analogs"] == 3).all() and (out["n_pairs"] == 3).all()
     np.testing.assert_allclose(out["recall_at_1"], [1.0, 0.5, 1.0])
     np.testing.assert_allclose(out["recall_at_3"], [1.0, 1.0, 1.0])
-    assert out.loc[0, "spearman"] == pytest.approx(1.0)
+    assert out["spearman"][0] == pytest.approx(1.0)
     want = scipy.stats.spearmanr([6.5, 3.5, 2], [5, 5, 2]).statistic
-    assert out.loc[1, "spearman"] == pytest.approx(want)
+    assert out["spearman"][1] == pytest.approx(want)
 
 
 def test_loo_hand_example_gold_ties():
@@ -70,7 +73,7 @@ def test_loo_hand_example_gold_ties():
     np.testing.assert_allclose(out["pairwise_accuracy"], [0.5 / 3, 1 / 3, 0.5])
     np.testing.assert_allclose(out["recall_at_1"], [0.0, 0.0, 1.0])
     np.testing.assert_allclose(out["recall_at_3"], [1.0, 1.0, 1.0])
-    assert np.isnan(out.loc[2, "spearman"])  # constant gold
+    assert out["spearman"][2] is None  # constant gold: missing
 
 
 def test_loo_references_not_scored():
@@ -103,8 +106,8 @@ def _loo_reference_loop(mat):
             warnings.simplefilter("ignore")
             rho = scipy.stats.spearmanr(g, p).statistic
         rows.append((r, ok.sum(), n, credit / n, rho))
-    out = pd.DataFrame(rows, columns=["r", "n_analogs", "n_pairs", "acc", "rho"])
-    return out.astype({"r": "int64", "n_analogs": "int64", "n_pairs": "int64", "acc": float})
+    schema = {"r": pl.Int64, "n_analogs": pl.Int64, "n_pairs": pl.Int64, "acc": pl.Float64}
+    return pl.DataFrame(rows, schema=schema | {"rho": pl.Float64}, orient="row")
 
 
 def test_loo_vectorised_equals_loop_with_missing_cells():
@@ -115,13 +118,11 @@ def test_loo_vectorised_equals_loop_with_missing_cells():
     bp, br = assign_blocks(df, min_respondents=1, count_null_as_rated=True)
     got = panelist_block_accuracy(df, bp, br)
     want = _loo_reference_loop(mat)
-    assert got["respondent_id"].tolist() == want["r"].tolist()
+    assert got["respondent_id"].to_list() == want["r"].to_list()
     np.testing.assert_array_equal(got["n_analogs"], want["n_analogs"])
     np.testing.assert_array_equal(got["n_pairs"], want["n_pairs"])
     np.testing.assert_allclose(got["pairwise_accuracy"], want["acc"])
-    np.testing.assert_allclose(
-        got["spearman"].astype(float), want["rho"].astype(float), equal_nan=True
-    )
+    np.testing.assert_allclose(got["spearman"].to_numpy(), want["rho"].to_numpy(), equal_nan=True)
 
 
 # -------------------------------------------------------------------------------- split-half
@@ -141,11 +142,13 @@ def test_split_half_fixed_split_hand_example():
 def test_split_half_reliability_follows_documented_draws():
     rng = np.random.default_rng(11)
     mats = [rng.integers(1, 8, (n, p)).astype(float) for n, p in [(9, 3), (6, 4), (3, 5)]]
-    df = pd.concat(
+    df = pl.concat(
         [_frame_from_matrix(m, category=c) for m, c in zip(mats, ["A", "B", "C"], strict=True)]
     )
     bp, br = assign_blocks(df, min_respondents=1)
-    out = split_half_reliability(df, bp, br, n_iter=25, seed=3)
+    res = split_half_result(df, bp, br, n_iter=25, seed=3)
+    out = res.table
+    assert_frame_equal(out, split_half_reliability(df, bp, br, n_iter=25, seed=3))
     # reference: one rng, blocks in (category, block_id) order, (n_iter, n) uniform keys per block,
     # half A = the floor(n/2) respondents with the smallest keys; block C (3 < 4) is skipped
     draw = np.random.default_rng(3)
@@ -161,8 +164,8 @@ def test_split_half_reliability_follows_documented_draws():
             credit[t] += c[0]
             pairs[t] += p[0]
     np.testing.assert_allclose(out["split_half_pairwise_agreement"], credit / pairs)
-    assert out.attrs["n_blocks"] == 2 and out.attrs["n_pairs"] == 3 + 6
-    assert out.attrs["median"] == pytest.approx(np.median(credit / pairs))
+    assert res.n_blocks == 2 and res.n_pairs == 3 + 6
+    assert res.median == pytest.approx(np.median(credit / pairs))
 
 
 def test_split_half_perfect_agreement():
@@ -211,7 +214,7 @@ def _curve_reference_loop(mats, k_max, n_iter, seed, reference):
 def test_group_size_curve_equals_loop(reference):
     rng = np.random.default_rng(12)
     mats = [rng.integers(1, 8, (n, p)).astype(float) for n, p in [(7, 3), (5, 4)]]
-    df = pd.concat(
+    df = pl.concat(
         [_frame_from_matrix(m, category=c) for m, c in zip(mats, ["A", "B"], strict=True)]
     )
     bp, br = assign_blocks(df, min_respondents=1)
@@ -222,33 +225,33 @@ def test_group_size_curve_equals_loop(reference):
         np.testing.assert_allclose(curve["median_accuracy"], np.nanmedian(acc, axis=0))
         np.testing.assert_allclose(curve["q025"], np.nanpercentile(acc, 2.5, axis=0))
         np.testing.assert_allclose(curve["q975"], np.nanpercentile(acc, 97.5, axis=0))
-    assert curve["n_blocks_capped"].tolist() == [0, 0, 0, 0, 0, 1, 1, 2, 2]
+    assert curve["n_blocks_capped"].to_list() == [0, 0, 0, 0, 0, 1, 1, 2, 2]
     if reference == "full":
         # panel = whole block for k >= 7: agreement with its own gold
-        assert curve["median_accuracy"].iloc[-1] == pytest.approx(
+        assert curve["median_accuracy"][-1] == pytest.approx(
             _curve_reference_loop(mats, 9, 1, 0, "full")[0, -1]
         )
     else:
-        assert np.isnan(curve["median_accuracy"].iloc[-1])  # nobody left out anywhere
+        assert curve["median_accuracy"][-1] is None  # nobody left out anywhere: missing
 
 
 def test_group_size_curve_cross_block_pairs_across_blocks():
     rng = np.random.default_rng(13)
     a = rng.integers(1, 8, (8, 3)).astype(float)
     b = rng.integers(1, 8, (6, 2)).astype(float)
-    df = pd.concat(
+    df = pl.concat(
         [_frame_from_matrix(a, codes=[1, 2, 3]), _frame_from_matrix(b, codes=[4, 5])]
-    ).assign(respondent_id=lambda d: d["respondent_id"] + 100 * (d["product_code"] > 3))
+    ).with_columns(pl.col("respondent_id") + 100 * (pl.col("product_code") > 3).cast(pl.Int64))
     bp, br = assign_blocks(df, min_respondents=1)
     within = group_size_curve(df, bp, br, k_max=4, n_iter=10)
     cross = group_size_curve(df, bp, br, k_max=4, n_iter=10, pooling="cross_block")
-    assert within["mean_n_pairs"].tolist() == [4.0] * 4  # 3 + 1
-    assert cross["mean_n_pairs"].tolist() == [10.0] * 4  # C(5, 2)
+    assert within["mean_n_pairs"].to_list() == [4.0] * 4  # 3 + 1
+    assert cross["mean_n_pairs"].to_list() == [10.0] * 4  # C(5, 2)
     # k = block size everywhere -> the pooled panel means equal the gold
     full = group_size_curve(df, bp, br, k_max=8, n_iter=3, pooling="cross_block")
     gold = np.concatenate([a.mean(axis=0), b.mean(axis=0)])
     ties = sum(abs(gold[i] - gold[j]) < 1e-10 for i in range(5) for j in range(i + 1, 5))
-    assert full["median_accuracy"].iloc[-1] == pytest.approx(1.0 - 0.5 * ties / 10)
+    assert full["median_accuracy"][-1] == pytest.approx(1.0 - 0.5 * ties / 10)
 
 
 def test_group_size_curve_rejects_bad_options():
@@ -261,7 +264,7 @@ def test_group_size_curve_rejects_bad_options():
 
 
 def test_k_star():
-    curve = pd.DataFrame({"k": [1, 2, 3, 4], "median_accuracy": [0.6, 0.65, 0.7, 0.72]})
+    curve = pl.DataFrame({"k": [1, 2, 3, 4], "median_accuracy": [0.6, 0.65, 0.7, 0.72]})
     assert k_star(curve, 0.65) == 2
     assert k_star(curve, 0.69) == 3
     assert k_star(curve, 0.5) == 1
@@ -271,7 +274,7 @@ def test_k_star():
 # ----------------------------------------------------------------- reliability and summary
 
 
-STRUCTURE = pd.DataFrame(
+STRUCTURE = pl.DataFrame(
     {
         "category": ["Bacon", "Bacon", "Milk"],
         "block_id": [0, 1, 0],
@@ -295,13 +298,13 @@ def test_block_reliability_columns_and_alpha_excludes_references():
         "krippendorff_alpha_ordinal",
         "kendall_w",
     ]
-    assert rel["n_respondents"].tolist() == [30, 24, 22]
-    assert rel["n_analogs"].tolist() == [5, 3, 4]
+    assert rel["n_respondents"].to_list() == [30, 24, 22]
+    assert rel["n_analogs"].to_list() == [5, 3, 4]
     m = block_matrices(df, bp, br)[0]
     assert m.ratings.shape[1] == 7  # 5 analogs + 2 references in the block ...
     want = krippendorff.alpha(m.analogs, level_of_measurement="ordinal")  # ... scored on 5
-    assert rel["krippendorff_alpha_ordinal"].iloc[0] == pytest.approx(want)
-    assert rel["kendall_w"].between(0, 1).all()
+    assert rel["krippendorff_alpha_ordinal"][0] == pytest.approx(want)
+    assert rel["kendall_w"].is_between(0, 1).all()
 
 
 def test_same_seed_same_outputs_and_summary():
@@ -309,21 +312,23 @@ def test_same_seed_same_outputs_and_summary():
     one = compute_human_baseline(df, n_iter=1000, seed=42, model_accuracy=0.683)
     two = compute_human_baseline(df, n_iter=1000, seed=42, model_accuracy=0.683)
     for name in ("accuracy", "reliability", "split_half", "curve", "summary"):
-        pd.testing.assert_frame_equal(getattr(one, name), getattr(two, name))
+        assert_frame_equal(getattr(one, name), getattr(two, name))
     other = compute_human_baseline(df, n_iter=1000, seed=43)
     assert not other.split_half.equals(one.split_half)
-    s = one.summary.iloc[0]
+    s = one.summary.row(0, named=True)
     assert s["n_blocks"] == 3 and s["n_panelist_blocks"] == 76
     assert s["panelist_accuracy_median"] == pytest.approx(
         one.accuracy["pairwise_accuracy"].median()
     )
-    assert s["split_half_median"] == pytest.approx(one.split_half.attrs["median"])
-    assert s["panel3_accuracy"] == one.curve.loc[2, "median_accuracy"]
-    assert s["panel5_q975"] == one.curve.loc[4, "q975"]
+    assert s["split_half_median"] == pytest.approx(
+        np.median(one.split_half["split_half_pairwise_agreement"].to_numpy())
+    )
+    assert s["panel3_accuracy"] == one.curve["median_accuracy"][2]
+    assert s["panel5_q975"] == one.curve["q975"][4]
     ks = k_star(one.curve, 0.683)
-    assert pd.isna(s["k_star"]) if ks is None else s["k_star"] == ks
+    assert s["k_star"] is None if ks is None else s["k_star"] == ks
     summary = human_baseline_summary(df, n_iter=1000, seed=42, model_accuracy=0.683)
-    pd.testing.assert_frame_equal(summary, one.summary)
+    assert_frame_equal(summary, one.summary)
 
 
 @settings(max_examples=15, deadline=None)
@@ -341,8 +346,6 @@ def test_loo_property_equals_loop(n, p, seed, missing):
     bp, br = assign_blocks(df, min_respondents=1, min_analogs=1, count_null_as_rated=True)
     got = panelist_block_accuracy(df, bp, br)
     want = _loo_reference_loop(mat)
-    assert got["respondent_id"].tolist() == want["r"].tolist()
+    assert got["respondent_id"].to_list() == want["r"].to_list()
     np.testing.assert_allclose(got["pairwise_accuracy"], want["acc"])
-    np.testing.assert_allclose(
-        got["spearman"].astype(float), want["rho"].astype(float), equal_nan=True
-    )
+    np.testing.assert_allclose(got["spearman"].to_numpy(), want["rho"].to_numpy(), equal_nan=True)

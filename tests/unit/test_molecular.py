@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import polars as pl
 import pytest
 from scipy import stats
@@ -42,9 +41,10 @@ CLASS_COUNTS = {  # FartDB PROVENANCE.md
 
 
 @pytest.fixture(scope="module")
-def fart(data_mirror) -> dict[str, pd.DataFrame]:
+def fart(data_mirror) -> dict[str, pl.DataFrame]:
     return {
-        s: pd.read_csv(data_mirror / "fartdb" / f"fart_{s}.csv") for s in ("train", "val", "test")
+        s: pl.read_csv(data_mirror / "fartdb" / f"fart_{s}.csv", infer_schema=False)
+        for s in ("train", "val", "test")
     }
 
 
@@ -56,7 +56,7 @@ def lgbm_full(fart):
 
 
 def _small(fart, n=(1500, 300, 300)):
-    return [fart[s].iloc[:k].copy() for s, k in zip(("train", "val", "test"), n, strict=True)]
+    return [fart[s].head(k) for s, k in zip(("train", "val", "test"), n, strict=True)]
 
 
 # ------------------------------------------------------------------ featurization
@@ -65,15 +65,15 @@ def _small(fart, n=(1500, 300, 300)):
 def test_featurize_canonicalizes_equivalent_smiles():
     res = featurize(["OCC", "C(O)C", "CCO"])
     assert res.canonical_smiles == ["CCO", "CCO", "CCO"]
-    assert res.frame["smiles_differs"].tolist() == [True, True, False]
+    assert res.frame["smiles_differs"].to_list() == [True, True, False]
     assert len(set(res.inchikeys)) == 1 and res.inchikeys[0] == "LFQSCWFLJHTTHZ-UHFFFAOYSA-N"
     assert res.fingerprints.shape == (3, 2048) and res.fingerprints.dtype == np.uint8
     assert (res.fingerprints == res.fingerprints[0]).all()
     assert res.rdkit_version == RDKIT_VERSION and RDKIT_VERSION.count(".") == 2
-    row = res.frame.iloc[0]
+    row = res.frame.row(0, named=True)
     assert row["MolWt"] == pytest.approx(46.069, abs=1e-3)
     assert row["HeavyAtomCount"] == 3 and row["NumHDonors"] == 1 and row["RingCount"] == 0
-    assert res.invalid.empty
+    assert res.invalid.is_empty()
 
 
 def test_canonical_smiles_helper():
@@ -94,9 +94,9 @@ def test_invalid_smiles_raises_naming_row(bad):
 
 def test_invalid_smiles_report_mode_keeps_them_separately():
     res = featurize(["CCO", "C1CC", "CCN", "xyz"], on_error="report")
-    assert res.frame["row_index"].tolist() == [0, 2]
-    assert res.invalid["row_index"].tolist() == [1, 3]
-    assert res.invalid["smiles"].tolist() == ["C1CC", "xyz"]
+    assert res.frame["row_index"].to_list() == [0, 2]
+    assert res.invalid["row_index"].to_list() == [1, 3]
+    assert res.invalid["smiles"].to_list() == ["C1CC", "xyz"]
     assert res.fingerprints.shape == (2, 2048)
 
 
@@ -115,7 +115,7 @@ def test_unknown_class_label_raises_naming_row_and_label():
 
 def test_fartdb_labels_valid_and_counts_match_provenance(fart):
     for split, df in fart.items():
-        assert len(df) == SPLIT_SIZES[split]
+        assert df.height == SPLIT_SIZES[split]
         codes = validate_labels(df["Canonicalized Taste"])
         counts = dict(zip(TASTE_CLASSES, np.bincount(codes, minlength=5).tolist(), strict=True))
         assert counts == CLASS_COUNTS[split]
@@ -151,10 +151,11 @@ def test_no_model_input_is_original_labels(fart):
     rng = np.random.default_rng(0)
     scrambled = []
     for df in (train, val, test):
-        df = df.copy()
-        df[LEAKY_COLUMN] = rng.permutation(df[LEAKY_COLUMN].to_numpy())
-        df["Source"] = "x"
-        df["Standardized SMILES"] = "C"
+        df = df.with_columns(
+            pl.Series(LEAKY_COLUMN, rng.permutation(df[LEAKY_COLUMN].to_numpy())),
+            pl.lit("x").alias("Source"),
+            pl.lit("C").alias("Standardized SMILES"),
+        )
         scrambled.append(df)
     again = train_fingerprint_models(*scrambled, models=["lightgbm"])["lightgbm"]
     for s in ("train", "val", "test"):
@@ -162,22 +163,22 @@ def test_no_model_input_is_original_labels(fart):
     assert again.fit_id == fits["lightgbm"].fit_id
 
 
-def test_split_data_accepts_polars_and_staged_column_names(fart):
-    import polars as pl
-
-    df = fart["val"].iloc[:40]
+def test_split_data_accepts_staged_column_names_and_polars_only(fart):
+    df = fart["val"].head(40)
     staged = df.rename(
-        columns={
+        {
             "Canonicalized SMILES": "smiles_file",
             "Canonicalized Taste": "taste_class",
             "Original Labels": "original_labels",
         }
     )
-    a, b = split_data(df), split_data(pl.from_pandas(staged))
+    a, b = split_data(df), split_data(staged)
     assert a.smiles == b.smiles and a.codes.tolist() == b.codes.tolist()
     assert b.smiles_column == "smiles_file"
     with pytest.raises(ValueError, match="may not be used"):
         split_data(staged, smiles_col="original_labels")
+    with pytest.raises(TypeError, match="polars"):
+        split_data(df.to_dicts())
 
 
 # ------------------------------------------------------------------ fingerprint baselines
@@ -202,14 +203,16 @@ def test_fingerprints_from_the_featurized_table_give_the_same_fit(fart):
     from warehouse.molecular.marts import featurized_molecules
 
     parts = [
-        p.assign(**{SMILES_COLUMN: featurize(p[SMILES_COLUMN].tolist()).canonical_smiles})
+        p.with_columns(
+            pl.Series(SMILES_COLUMN, featurize(p[SMILES_COLUMN].to_list()).canonical_smiles)
+        )
         for p in _small(fart, (800, 200, 200))
     ]
-    smiles = pd.concat(parts)[SMILES_COLUMN].tolist()
+    smiles = pl.concat(parts)[SMILES_COLUMN].to_list()
     sources = pl.DataFrame({"canonical_smiles": sorted(set(smiles)), "in_fartdb": True})
     lookup = fingerprint_lookup(featurized_molecules(smiles, sources))
-    X, _ = fingerprint_matrix(parts[2][SMILES_COLUMN].tolist())
-    assert lookup(parts[2][SMILES_COLUMN].tolist()).tobytes() == X.tobytes()
+    X, _ = fingerprint_matrix(parts[2][SMILES_COLUMN].to_list())
+    assert lookup(parts[2][SMILES_COLUMN].to_list()).tobytes() == X.tobytes()
     a = train_fingerprint_models(*parts, models=["lightgbm"])["lightgbm"]
     b = train_fingerprint_models(*parts, models=["lightgbm"], fingerprints=lookup)["lightgbm"]
     assert a.fit_id == b.fit_id
@@ -222,8 +225,8 @@ def test_fingerprint_embedding_from_the_featurized_table_is_the_same(fart):
     from warehouse.molecular.fits import fingerprint_lookup
     from warehouse.molecular.marts import featurized_molecules
 
-    smiles = featurize(fart["test"][SMILES_COLUMN].iloc[:300].tolist()).canonical_smiles
-    train = featurize(fart["train"][SMILES_COLUMN].iloc[:600].tolist()).canonical_smiles
+    smiles = featurize(fart["test"][SMILES_COLUMN].head(300).to_list()).canonical_smiles
+    train = featurize(fart["train"][SMILES_COLUMN].head(600).to_list()).canonical_smiles
     everything = sorted(set(smiles) | set(train))
     sources = pl.DataFrame({"canonical_smiles": everything, "in_fartdb": True})
     lookup = fingerprint_lookup(featurized_molecules(everything, sources))
@@ -254,7 +257,7 @@ def test_lightgbm_full_splits_reach_target(lgbm_full):
 def test_bca_ci_contains_point_estimate(lgbm_full):
     y, pred, proba = lgbm_full.y_true["test"], lgbm_full.labels["test"], lgbm_full.proba["test"]
     table = bca_classification(y, pred, proba)
-    assert table["metric"].tolist() == [
+    assert table["metric"].to_list() == [
         "accuracy",
         "macro_precision",
         "macro_recall",
@@ -264,21 +267,22 @@ def test_bca_ci_contains_point_estimate(lgbm_full):
     assert (table["ci_lo"] <= table["point"]).all()
     assert (table["point"] <= table["ci_hi"]).all()
     point = classification_metrics(y, pred, proba)
-    assert dict(zip(table["metric"], table["point"], strict=True)) == point
+    assert dict(zip(table["metric"].to_list(), table["point"].to_list(), strict=True)) == point
 
 
 def test_per_class_table_umami_has_honest_wide_ci(lgbm_full):
     y, pred, proba = lgbm_full.y_true["test"], lgbm_full.labels["test"], lgbm_full.proba["test"]
-    table = per_class_metrics(y, pred, proba).set_index("class")
-    assert table.index.tolist() == list(TASTE_CLASSES)
-    assert table.loc["umami", "support"] == 6
+    table = per_class_metrics(y, pred, proba)
+    assert table["class"].to_list() == list(TASTE_CLASSES)
+    rows = {r["class"]: r for r in table.iter_rows(named=True)}
+    assert rows["umami"]["support"] == 6
     assert table["support"].sum() == 2254
     for metric in ("recall", "f1"):
-        width = table.loc["umami", f"{metric}_ci_hi"] - table.loc["umami", f"{metric}_ci_lo"]
+        width = rows["umami"][f"{metric}_ci_hi"] - rows["umami"][f"{metric}_ci_lo"]
         assert width > 0.2, (metric, width)
     # replicates that drew no umami molecule are excluded (NaN), not scored as zeros
-    assert 9900 < table.loc["umami", "recall_n_boot_finite"] < 10_000
-    assert table.loc["sweet", "recall_n_boot_finite"] == 10_000
+    assert 9900 < rows["umami"]["recall_n_boot_finite"] < 10_000
+    assert rows["sweet"]["recall_n_boot_finite"] == 10_000
     for metric in ("precision", "recall", "f1", "auroc"):
         assert (table[f"{metric}_ci_lo"] <= table[metric] + 1e-12).all()
         assert (table[metric] <= table[f"{metric}_ci_hi"] + 1e-12).all()
@@ -377,7 +381,7 @@ def test_bca_matches_slow_loop_exactly():
         n_nan += int(np.isnan(boot).sum())
     assert n_nan > 0  # the toy case does exercise replicates that miss a class
     table = bca_classification(y, pred, proba, n_boot=n_boot)
-    row = table.set_index("metric").loc["macro_f1"]
+    row = table.filter(pl.col("metric") == "macro_f1").row(0, named=True)
     assert (row["ci_lo"], row["ci_hi"]) == bm.interval("macro_f1")[1:3]
     assert row["n_boot_finite"] == int(np.isfinite(bm.boot["macro_f1"]).sum()) < n_boot
 
@@ -404,33 +408,34 @@ def test_mcnemar_exact_and_chi2():
 def test_compare_all_pairs_models(lgbm_full, fart):
     test = fart["test"]
     keyword = keyword_leakage_baseline(test[LEAKY_COLUMN])
-    always_sweet = np.array(["sweet"] * len(test), dtype=object)
+    always_sweet = np.array(["sweet"] * test.height, dtype=object)
     table = compare_all(
         {"lightgbm": lgbm_full.labels["test"], "keyword_audit": keyword, "sweet": always_sweet},
         y_true=test["Canonicalized Taste"],
     )
-    assert len(table) == 3
-    assert set(zip(table.model_a, table.model_b, strict=True)) == {
+    assert table.height == 3
+    assert set(zip(table["model_a"], table["model_b"], strict=True)) == {
         ("lightgbm", "keyword_audit"),
         ("lightgbm", "sweet"),
         ("keyword_audit", "sweet"),
     }
     assert (table["p_holm"] >= table["p_value"]).all()
-    row = table.set_index(["model_a", "model_b"]).loc[("lightgbm", "sweet")]
+    pair = (pl.col("model_a") == "lightgbm") & (pl.col("model_b") == "sweet")
+    row = table.filter(pair).row(0, named=True)
     assert row["p_value"] < 1e-10
     # FitResult objects are accepted too (labels and gold taken from the fit)
-    assert len(compare_all({"a": lgbm_full, "b": lgbm_full})) == 1
+    assert compare_all({"a": lgbm_full, "b": lgbm_full}).height == 1
 
 
 # ------------------------------------------------------------------ embeddings, FoodAtlas
 
 
 def test_embed_fingerprint_random_projection_and_svd(fart):
-    smiles = fart["test"][SMILES_COLUMN].iloc[:50].tolist()
+    smiles = fart["test"][SMILES_COLUMN].head(50).to_list()
     rp = embed_fingerprint(smiles)
     assert rp.vectors.shape == (50, 64) and rp.encoder == "morgan2_2048_rp64"
     assert embed_fingerprint(smiles).fit_hash == rp.fit_hash and len(rp.fit_hash) == 64
-    svd = embed_fingerprint(smiles, 16, fit_smiles=fart["train"][SMILES_COLUMN].iloc[:800])
+    svd = embed_fingerprint(smiles, 16, fit_smiles=fart["train"][SMILES_COLUMN].head(800))
     assert svd.vectors.shape == (50, 16) and svd.encoder == "morgan2_2048_tsvd16"
     assert svd.fit_hash != rp.fit_hash
     table = svd.table()
@@ -442,22 +447,31 @@ def test_embed_fingerprint_random_projection_and_svd(fart):
 
 def test_compound_smiles_from_foodatlas(data_mirror):
     fa = data_mirror / "foodatlas"
-    seed = pd.read_csv(fa / "kgv2_initialization_seed" / "_pubchem_compound.tsv", sep="\t")
-    v1 = pd.concat(
-        [
-            pd.read_csv(fa / "v1_ibpa_foodatlas_benchmark" / f"data_{food}.csv")
-            for food in ("cocoa", "garlic")
-        ]
+    seed = pl.read_csv(
+        fa / "kgv2_initialization_seed" / "_pubchem_compound.tsv",
+        separator="\t",
+        infer_schema=False,
+        quote_char=None,
     )
-    out = compound_smiles_from_foodatlas(seed, v1)
-    assert out["pubchem_cid"].is_unique
-    assert out.attrs["n_resolved"] == 140  # every seed CID has a parseable CanonicalSmiles
-    assert out.attrs["n_v1_cids"] == v1["pubchem_id"].nunique()
-    assert out.attrs["n_v1_resolved"] == 86
-    assert out.attrs["n_unresolved"] == out.attrs["n_v1_cids"] - 86
-    unresolved = out[~out["resolved"]]
-    assert unresolved["smiles"].isna().all() and unresolved["unresolved_reason"].notna().all()
-    both = out[out["in_seed"] & out["in_v1"]]
+    v1 = pl.concat(
+        [
+            pl.read_csv(fa / "v1_ibpa_foodatlas_benchmark" / f"data_{food}.csv", infer_schema=False)
+            for food in ("cocoa", "garlic")
+        ],
+        how="diagonal",
+    )
+    res = compound_smiles_from_foodatlas(seed, v1)
+    out = res.table
+    assert out["pubchem_cid"].is_unique().all()
+    assert res.n_resolved == 140  # every seed CID has a parseable CanonicalSmiles
+    v1_cids = {int(float(c)) for c in v1["pubchem_id"].drop_nulls().to_list() if c.strip()}
+    assert res.n_v1_cids == len(v1_cids)
+    assert res.n_v1_resolved == 86
+    assert res.n_unresolved == res.n_v1_cids - 86
+    unresolved = out.filter(~pl.col("resolved"))
+    assert unresolved["smiles"].is_null().all()
+    assert unresolved["unresolved_reason"].is_not_null().all()
+    both = out.filter(pl.col("in_seed") & pl.col("in_v1"))
     assert both["v1_inchikey_matches"].all()
-    sucrose = out.set_index("pubchem_cid").loc[5988]
+    sucrose = out.filter(pl.col("pubchem_cid") == 5988).row(0, named=True)
     assert sucrose["resolved"] and sucrose["rdkit_canonical_smiles"]

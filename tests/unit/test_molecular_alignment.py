@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.errors import WarehouseError
@@ -19,16 +19,16 @@ from warehouse.molecular.marts import predictions
 from warehouse.molecular.staging import split_frames
 
 
-def _molecules(n: int = 12, seed: int = 0) -> pd.DataFrame:
+def _molecules(n: int = 12, seed: int = 0) -> pl.DataFrame:
     """A stg_fartdb__molecules-shaped test split whose file_row_id is shuffled against file
     order (as in the real val/test files)."""
     rng = np.random.default_rng(seed)
     classes = [TASTE_CLASSES[i % 5] for i in range(n)]
     row_id = rng.permutation(n) * 7
-    return pd.DataFrame(
+    return pl.DataFrame(
         {
             "molecule_row_key": [f"test:{i}" for i in row_id],
-            "split": "test",
+            "split": ["test"] * n,
             "file_row_id": row_id,
             "file_row_number": np.arange(1, n + 1),
             "canonical_smiles": ["C" * (i + 1) for i in range(n)],
@@ -38,9 +38,9 @@ def _molecules(n: int = 12, seed: int = 0) -> pd.DataFrame:
     )
 
 
-def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pd.DataFrame:
+def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pl.DataFrame:
     """A registered D-MPNN whose file-order predictions are exactly the gold classes."""
-    gold = np.array([TASTE_CLASSES.index(c) for c in molecules["taste_class"]])
+    gold = np.array([TASTE_CLASSES.index(c) for c in molecules["taste_class"].to_list()])
     order = np.arange(len(gold)) if rows is None else np.asarray(rows) - 1
     arrays = {}
     for s in ("train", "val", "test"):
@@ -49,7 +49,7 @@ def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pd.DataFrame:
         if with_rows:
             arrays[f"rows_{s}"] = order + 1
     np.savez(tmp_path / "predictions.npz", **arrays)
-    return pd.DataFrame(
+    return pl.DataFrame(
         [
             {
                 "fit_id": "f" * 64,
@@ -61,34 +61,34 @@ def _dmpnn_fit(tmp_path, molecules, rows=None, with_rows=True) -> pd.DataFrame:
     )
 
 
-def _scored(molecules, fits, root: Path) -> pd.DataFrame:
-    preds = predictions(
-        pd.concat([molecules.assign(split=s) for s in ("train", "val")] + [molecules]), fits, root
-    )
-    return preds[~preds.is_audit]
+def _scored(molecules, fits, root: Path) -> pl.DataFrame:
+    splits = [molecules.with_columns(split=pl.lit(s)) for s in ("train", "val")]
+    preds = predictions(pl.concat([*splits, molecules]), fits, root)
+    return preds.filter(~pl.col("is_audit"))
 
 
 def test_split_frames_follow_file_order_not_file_row_id():
     mol = _molecules()
-    shuffled = mol.sample(frac=1.0, random_state=3)
+    shuffled = mol.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not shuffled.equals(mol)
     frame = split_frames(shuffled)["test"]
-    assert frame["file_row_number"].tolist() == list(range(1, 13))
-    assert not mol["file_row_id"].is_monotonic_increasing  # the trap the order must avoid
+    assert frame["file_row_number"].to_list() == list(range(1, 13))
+    assert not mol["file_row_id"].is_sorted()  # the trap the order must avoid
 
 
 def test_dmpnn_predictions_are_aligned_by_file_row(tmp_path):
     mol = _molecules()
     preds = _scored(mol, _dmpnn_fit(tmp_path, mol), tmp_path)
-    assert (preds.predicted_class == preds.true_class).all()
-    keyed = preds.set_index("molecule_row_key")["canonical_smiles"]
-    assert keyed.to_dict() == mol.set_index("molecule_row_key")["canonical_smiles"].to_dict()
+    assert (preds["predicted_class"] == preds["true_class"]).all()
+    keyed = dict(preds.select("molecule_row_key", "canonical_smiles").iter_rows())
+    assert keyed == dict(mol.select("molecule_row_key", "canonical_smiles").iter_rows())
 
 
 def test_dmpnn_predictions_in_any_recorded_order_are_realigned(tmp_path):
     mol = _molecules()
-    rows = np.random.default_rng(1).permutation(len(mol)) + 1
+    rows = np.random.default_rng(1).permutation(mol.height) + 1
     preds = _scored(mol, _dmpnn_fit(tmp_path, mol, rows=rows), tmp_path)
-    assert (preds.predicted_class == preds.true_class).all()
+    assert (preds["predicted_class"] == preds["true_class"]).all()
 
 
 def test_dmpnn_predictions_on_a_subset_are_refused(tmp_path):

@@ -7,7 +7,7 @@ import json
 import re
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.molecular import (
@@ -25,9 +25,10 @@ from warehouse.molecular.dmpnn import REGISTRY_NAME, class_weights
 
 
 @pytest.fixture(scope="module")
-def fart(data_mirror) -> dict[str, pd.DataFrame]:
+def fart(data_mirror) -> dict[str, pl.DataFrame]:
     return {
-        s: pd.read_csv(data_mirror / "fartdb" / f"fart_{s}.csv") for s in ("train", "val", "test")
+        s: pl.read_csv(data_mirror / "fartdb" / f"fart_{s}.csv", infer_schema=False)
+        for s in ("train", "val", "test")
     }
 
 
@@ -61,7 +62,8 @@ def smoke(fart, tmp_path_factory):
     # frames in reverse order carrying their file rows (as read_fartdb's _file_row): the rows
     # recorded in predictions.npz must come from that column, not from the frame's order
     frames = {
-        s: df.iloc[::-1].assign(_file_row=np.arange(len(df), 0, -1)) for s, df in fart.items()
+        s: df.reverse().with_columns(_file_row=pl.Series(np.arange(df.height, 0, -1)))
+        for s, df in fart.items()
     }
     fit = train_dmpnn(
         frames["train"],
@@ -88,7 +90,7 @@ def test_dmpnn_smoke_train_checkpoint_embeddings(fart, smoke):
         np.testing.assert_allclose(fit.proba[split].sum(axis=1), 1.0, atol=1e-5)
         assert set(fit.labels[split]) <= set(TASTE_CLASSES)
     assert set(fit.y_true["test"]) == set(TASTE_CLASSES)  # subsets keep every class
-    smiles = fart["test"]["Canonicalized SMILES"].iloc[:7].tolist()
+    smiles = fart["test"]["Canonicalized SMILES"].head(7).to_list()
     emb = embed_dmpnn(ckpt, smiles)
     assert emb.shape == (7, 300) and np.isfinite(emb).all()
     np.testing.assert_array_equal(emb, embed_dmpnn(ckpt, smiles))
@@ -112,7 +114,7 @@ def test_dmpnn_embeddings_are_cached_per_checkpoint(fart, smoke, tmp_path, monke
     from warehouse.molecular.fits import cached_dmpnn_embedding
 
     fit, _ = smoke
-    smiles = molecular.featurize(fart["test"]["Canonicalized SMILES"].iloc[:9]).canonical_smiles
+    smiles = molecular.featurize(fart["test"]["Canonicalized SMILES"].head(9)).canonical_smiles
     first = cached_dmpnn_embedding(fit.checkpoint, smiles, tmp_path)
     stored = list((tmp_path / "embeddings" / fit.fit_id).glob("*.npy"))
     assert len(stored) == 1 and first.fit_hash == fit.fit_id
@@ -201,7 +203,7 @@ class FakeTrainer:
 
 
 def test_run_grid_resumes_after_interruption(tmp_path):
-    empty = pd.DataFrame()
+    empty = pl.DataFrame()
     state = tmp_path / "grid"
     first = FakeTrainer(crash_on_call=3)
     with pytest.raises(KeyboardInterrupt):
@@ -215,7 +217,7 @@ def test_run_grid_resumes_after_interruption(tmp_path):
     result = run_grid(empty, empty, empty, state, trainer=second, show_progress=False)
     assert result.skipped == names[:2]
     assert second.calls == names[2:] == result.trained  # the interrupted one is redone
-    assert result.registry["name"].tolist() == names
+    assert result.registry["name"].to_list() == names
     assert result.best["name"] == BEST and result.best["val_macro_f1"] == 1.0
     rec = json.loads((state / REGISTRY_NAME).read_text())["fits"][BEST]
     assert {"config", "fit_id", "val_macro_f1", "test_metrics", "wall_s"} <= set(rec)
@@ -239,8 +241,8 @@ def test_run_grid_resumes_after_interruption(tmp_path):
 def test_run_grid_uses_train_dmpnn_by_default(monkeypatch, tmp_path):
     fake = FakeTrainer()
     monkeypatch.setattr("warehouse.molecular.grid.train_dmpnn", fake)
-    empty = pd.DataFrame()
+    empty = pl.DataFrame()
     result = run_grid(
         empty, empty, empty, tmp_path, configs=grid_configs()[:2], show_progress=False
     )
-    assert fake.calls == [c.name for c in grid_configs()[:2]] and len(result.registry) == 2
+    assert fake.calls == [c.name for c in grid_configs()[:2]] and result.registry.height == 2

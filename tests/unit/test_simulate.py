@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.simulate import (
@@ -269,7 +270,8 @@ def _recover_blocks(ratings: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame
         out = pd.DataFrame(rows, columns=["category", "codes", "n_respondents", "n_analogs"])
         out["block_id"] = out.groupby("category").cumcount()
         return out[["category", "block_id", "n_respondents", "n_analogs"]]
-    bp, br = assign_blocks(frame)
+    # warehouse.human takes polars frames; this test's frames are pandas
+    bp, br = (f.to_pandas() for f in assign_blocks(pl.from_pandas(frame)))
     n_r = br.groupby(["category", "block_id"]).size().rename("n_respondents")
     n_a = bp[~bp["is_reference"]].groupby(["category", "block_id"]).size().rename("n_analogs")
     return pd.concat([n_r, n_a], axis=1).reset_index()

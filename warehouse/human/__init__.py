@@ -7,6 +7,7 @@ reliability and the group-size curve, computed on a ratings frame with columns
 
 from warehouse.human.baseline import (
     HumanBaseline,
+    SplitHalf,
     block_reliability,
     compute_human_baseline,
     group_size_curve,
@@ -16,6 +17,7 @@ from warehouse.human.baseline import (
     split_half_credit,
     split_half_median,
     split_half_reliability,
+    split_half_result,
     summarize_human_baseline,
 )
 from warehouse.human.blocks import BlockMatrix, assign_blocks, block_matrices, clean_ratings
@@ -24,6 +26,7 @@ from warehouse.human.metrics import alpha_from_coincidence, coincidence_matrix, 
 __all__ = [
     "BlockMatrix",
     "HumanBaseline",
+    "SplitHalf",
     "alpha_from_coincidence",
     "assign_blocks",
     "block_matrices",
@@ -39,5 +42,6 @@ __all__ = [
     "split_half_credit",
     "split_half_median",
     "split_half_reliability",
+    "split_half_result",
     "summarize_human_baseline",
 ]

@@ -2,7 +2,8 @@
 
 All public functions take the ratings frame (``category, respondent_id, product_code,
 is_reference, similarity``; already restricted to the benchmark years) plus the two block frames
-of :func:`warehouse.human.blocks.assign_blocks`, and return pandas DataFrames. Every metric is
+of :func:`warehouse.human.blocks.assign_blocks`, and return polars DataFrames (a missing value
+is null, never NaN). Every metric is
 computed on the block's **analogs only**; references define block membership but are never scored.
 
 Documented choices (the spec leaves them open):
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 
 import krippendorff
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.human.blocks import BlockMatrix, assign_blocks, block_matrices
 from warehouse.human.metrics import (
@@ -104,7 +105,7 @@ def _safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- LOO panelist accuracy
 
 
-def _panelist_accuracy(mats: list[BlockMatrix], min_analogs: int = 2) -> pd.DataFrame:
+def _panelist_accuracy(mats: list[BlockMatrix], min_analogs: int = 2) -> pl.DataFrame:
     frames = []
     for b in mats:
         xz, present = _analog_matrix(b)
@@ -117,12 +118,13 @@ def _panelist_accuracy(mats: list[BlockMatrix], min_analogs: int = 2) -> pd.Data
         acc, n_pairs = pairwise_accuracy_rows(gold, pred)
         n_an = valid.sum(axis=1)
         keep = n_an >= min_analogs
+        n_keep = int(keep.sum())
         frames.append(
-            pd.DataFrame(
+            _frame(
                 {
-                    "category": b.category,
-                    "block_id": b.block_id,
-                    "respondent_id": b.respondent_ids[keep],
+                    "category": pl.Series([b.category] * n_keep, dtype=pl.String),
+                    "block_id": pl.Series([b.block_id] * n_keep, dtype=pl.Int64),
+                    "respondent_id": pl.Series(b.respondent_ids[keep]),
                     "n_analogs": n_an[keep].astype(np.int64),
                     "n_pairs": n_pairs[keep].astype(np.int64),
                     "pairwise_accuracy": acc[keep],
@@ -132,22 +134,31 @@ def _panelist_accuracy(mats: list[BlockMatrix], min_analogs: int = 2) -> pd.Data
                 }
             )
         )
-    out = pd.concat(frames, ignore_index=True) if frames else _empty_accuracy()
-    return out[ACCURACY_COLUMNS]
+    if not frames:
+        return pl.DataFrame(schema=_ACCURACY_SCHEMA)
+    return pl.concat(frames, how="vertical").select(ACCURACY_COLUMNS)
 
 
-def _empty_accuracy() -> pd.DataFrame:
-    dtypes = {"category": object, "block_id": "int64", "respondent_id": object}
-    dtypes |= {"n_analogs": "int64", "n_pairs": "int64"}
-    return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, "float64")) for c in ACCURACY_COLUMNS})
+_ACCURACY_SCHEMA = {"category": pl.String, "block_id": pl.Int64, "respondent_id": pl.String}
+_ACCURACY_SCHEMA |= {"n_analogs": pl.Int64, "n_pairs": pl.Int64}
+_ACCURACY_SCHEMA |= {c: pl.Float64 for c in ACCURACY_COLUMNS if c not in _ACCURACY_SCHEMA}
+
+
+def _frame(columns: dict) -> pl.DataFrame:
+    """A polars frame from numpy/Series columns, float NaN turned into null (missing)."""
+    return _frame_nan_to_null(pl.DataFrame(columns))
+
+
+def _frame_nan_to_null(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
 def panelist_block_accuracy(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame,
-    block_respondents: pd.DataFrame,
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame,
+    block_respondents: pl.DataFrame,
     min_analogs: int = 2,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Leave-one-out accuracy of every panelist in every block.
 
     One row per ``(category, block_id, respondent_id)``: the respondent's own analog ratings
@@ -175,35 +186,23 @@ def _ordinal_alpha(x: np.ndarray) -> float:
         return float("nan")
 
 
-def _block_reliability(mats: list[BlockMatrix]) -> pd.DataFrame:
+def _block_reliability(mats: list[BlockMatrix]) -> pl.DataFrame:
     rows = []
     for b in mats:
         x = b.analogs
         complete = x[~np.isnan(x).any(axis=1)]
-        rows.append(
-            {
-                "category": b.category,
-                "block_id": b.block_id,
-                "n_respondents": int(x.shape[0]),
-                "n_analogs": int(x.shape[1]),
-                "krippendorff_alpha_ordinal": _ordinal_alpha(x),
-                "kendall_w": kendall_w(complete),
-            }
-        )
+        alpha, w = _ordinal_alpha(x), kendall_w(complete)
+        rows.append((b.category, b.block_id, int(x.shape[0]), int(x.shape[1]), alpha, w))
     # typed even when there is no block (a fixture bundle), so the mart's columns keep their types
-    dtypes = {
-        "category": object,
-        "block_id": "int64",
-        "n_respondents": "int64",
-        "n_analogs": "int64",
-    }
-    frame = pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)
-    return frame.astype({c: dtypes.get(c, "float64") for c in RELIABILITY_COLUMNS})
+    schema = {"category": pl.String, "block_id": pl.Int64, "n_respondents": pl.Int64}
+    schema |= {"n_analogs": pl.Int64, "krippendorff_alpha_ordinal": pl.Float64}
+    schema |= {"kendall_w": pl.Float64}
+    return _frame_nan_to_null(pl.DataFrame(rows, schema=schema, orient="row"))
 
 
 def block_reliability(
-    ratings: pd.DataFrame, block_products: pd.DataFrame, block_respondents: pd.DataFrame
-) -> pd.DataFrame:
+    ratings: pl.DataFrame, block_products: pl.DataFrame, block_respondents: pl.DataFrame
+) -> pl.DataFrame:
     """Ordinal Krippendorff's alpha and tie-corrected Kendall's W per block (analogs only).
 
     alpha: ``krippendorff.alpha(reliability_data, level_of_measurement='ordinal')`` with the block's
@@ -245,9 +244,17 @@ def split_half_credit(ratings: np.ndarray, in_half_a: np.ndarray) -> tuple[np.nd
     return pairwise_credit_sums(_safe_divide(s_a, c_a), _safe_divide(s_b, c_b))
 
 
-def _split_half(
-    mats: list[BlockMatrix], n_iter: int, seed: int, min_respondents: int
-) -> pd.DataFrame:
+@dataclass(frozen=True)
+class SplitHalf:
+    """Split-half agreement per iteration (``table``) and what was pooled to get it."""
+
+    table: pl.DataFrame
+    median: float
+    n_blocks: int
+    n_pairs: int
+
+
+def _split_half(mats: list[BlockMatrix], n_iter: int, seed: int, min_respondents: int) -> SplitHalf:
     rng = np.random.default_rng(seed)
     credit = np.zeros(n_iter)
     pairs = np.zeros(n_iter, dtype=np.int64)
@@ -264,39 +271,61 @@ def _split_half(
         credit += c
         pairs += p
         n_blocks += 1
-    out = pd.DataFrame(
+    agreement = _safe_divide(credit, pairs.astype(float))
+    table = _frame(
         {
             "iteration": np.arange(n_iter, dtype=np.int64),
-            "split_half_pairwise_agreement": _safe_divide(credit, pairs.astype(float)),
+            "split_half_pairwise_agreement": agreement,
         }
     )
-    out.attrs["median"] = float(np.median(out["split_half_pairwise_agreement"]))
-    out.attrs["n_blocks"] = n_blocks
-    out.attrs["n_pairs"] = int(pairs.max()) if n_iter else 0
-    return out
+    return SplitHalf(
+        table=table,
+        median=float(np.median(agreement)),
+        n_blocks=n_blocks,
+        n_pairs=int(pairs.max()) if n_iter else 0,
+    )
 
 
-def split_half_reliability(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame,
-    block_respondents: pd.DataFrame,
+def split_half_result(
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame,
+    block_respondents: pl.DataFrame,
     n_iter: int = 1000,
     seed: int = 42,
     min_respondents: int = 4,
-) -> pd.DataFrame:
-    """Split-half pairwise agreement per iteration, pooled over blocks.
-
-    Returns ``iteration, split_half_pairwise_agreement``; ``frame.attrs['median']`` holds the
-    median over iterations (also :func:`split_half_median`), ``attrs['n_blocks']`` and
-    ``attrs['n_pairs']`` the blocks and pairs pooled. See the module docstring for the draws.
-    """
+) -> SplitHalf:
+    """Split-half agreement per iteration with its median and the blocks and pairs pooled."""
     mats = block_matrices(ratings, block_products, block_respondents)
     return _split_half(mats, n_iter=n_iter, seed=seed, min_respondents=min_respondents)
 
 
-def split_half_median(split_half: pd.DataFrame) -> float:
-    """Median split-half agreement over iterations."""
-    return float(np.median(split_half["split_half_pairwise_agreement"]))
+def split_half_reliability(
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame,
+    block_respondents: pl.DataFrame,
+    n_iter: int = 1000,
+    seed: int = 42,
+    min_respondents: int = 4,
+) -> pl.DataFrame:
+    """Split-half pairwise agreement per iteration, pooled over blocks.
+
+    Returns ``iteration, split_half_pairwise_agreement``; :func:`split_half_result` also gives the
+    median over iterations (also :func:`split_half_median`) and the blocks and pairs pooled. See
+    the module docstring for the draws.
+    """
+    return split_half_result(
+        ratings, block_products, block_respondents, n_iter, seed, min_respondents
+    ).table
+
+
+def split_half_median(split_half: pl.DataFrame) -> float:
+    """Median split-half agreement over iterations (null values skipped, as NaN by numpy)."""
+    return float(np.nanmedian(_floats(split_half["split_half_pairwise_agreement"])))
+
+
+def _floats(column: pl.Series) -> np.ndarray:
+    """A float column as numpy, null as NaN."""
+    return column.cast(pl.Float64).to_numpy()
 
 
 # ---------------------------------------------------------------------------- group-size curve
@@ -339,7 +368,7 @@ def _group_size_curve(
     seed: int,
     pooling: str,
     reference: str,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     if pooling not in ("within_block", "cross_block"):
         raise ValueError("pooling must be 'within_block' or 'cross_block'")
     if reference not in ("full", "complement"):
@@ -394,7 +423,7 @@ def _group_size_curve(
         q025 = np.nanpercentile(acc, 2.5, axis=0)
         q975 = np.nanpercentile(acc, 97.5, axis=0)
         mean = np.nanmean(acc, axis=0)
-    return pd.DataFrame(
+    return _frame(
         {
             "k": np.arange(1, k_max + 1, dtype=np.int64),
             "median_accuracy": med,
@@ -404,19 +433,19 @@ def _group_size_curve(
             "mean_n_pairs": pairs.mean(axis=0),
             "n_blocks_capped": n_capped,
         }
-    )[CURVE_COLUMNS]
+    ).select(CURVE_COLUMNS)
 
 
 def group_size_curve(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame,
-    block_respondents: pd.DataFrame,
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame,
+    block_respondents: pl.DataFrame,
     k_max: int = 75,
     n_iter: int = 1000,
     seed: int = 42,
     pooling: str = "within_block",
     reference: str = "full",
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Accuracy of random k-respondent panels against the panel mean, for k = 1..k_max.
 
     Returns ``k, median_accuracy, q025, q975, mean_accuracy, mean_n_pairs, n_blocks_capped``.
@@ -430,10 +459,9 @@ def group_size_curve(
     return _group_size_curve(mats, k_max, n_iter, seed, pooling, reference)
 
 
-def k_star(curve: pd.DataFrame, model_accuracy: float) -> int | None:
+def k_star(curve: pl.DataFrame, model_accuracy: float) -> int | None:
     """Smallest ``k`` whose median panel accuracy is >= ``model_accuracy``; None if never."""
-    hit = curve.loc[curve["median_accuracy"] >= model_accuracy, "k"]
-    return int(hit.min()) if len(hit) else None
+    return curve.filter(pl.col("median_accuracy") >= model_accuracy)["k"].min()
 
 
 # --------------------------------------------------------------------------------- summary
@@ -443,41 +471,45 @@ def k_star(curve: pd.DataFrame, model_accuracy: float) -> int | None:
 class HumanBaseline:
     """Every human-baseline table for one ratings frame."""
 
-    block_products: pd.DataFrame
-    block_respondents: pd.DataFrame
-    accuracy: pd.DataFrame
-    reliability: pd.DataFrame
-    split_half: pd.DataFrame
-    curve: pd.DataFrame
-    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    block_products: pl.DataFrame
+    block_respondents: pl.DataFrame
+    accuracy: pl.DataFrame
+    reliability: pl.DataFrame
+    split_half: pl.DataFrame
+    curve: pl.DataFrame
+    summary: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
-def _curve_at(curve: pd.DataFrame, k: int, col: str) -> float:
-    row = curve.loc[curve["k"] == k, col]
-    return float(row.iloc[0]) if len(row) else float("nan")
+def _curve_at(curve: pl.DataFrame, k: int, col: str) -> float:
+    row = curve.filter(pl.col("k") == k)[col]
+    return float("nan") if row.is_empty() or row[0] is None else float(row[0])
 
 
 def summarize_human_baseline(
-    block_respondents: pd.DataFrame,
-    accuracy: pd.DataFrame,
-    reliability: pd.DataFrame,
-    split_half: pd.DataFrame,
-    curve: pd.DataFrame,
+    block_respondents: pl.DataFrame,
+    accuracy: pl.DataFrame,
+    reliability: pl.DataFrame,
+    split_half: pl.DataFrame,
+    curve: pl.DataFrame,
     model_accuracy: float | None = None,
-) -> pd.DataFrame:
-    """One-row summary of precomputed human-baseline tables (see :func:`human_baseline_summary`)."""
-    acc = accuracy["pairwise_accuracy"].astype(float)
+) -> pl.DataFrame:
+    """One-row summary of precomputed human-baseline tables (see :func:`human_baseline_summary`).
+
+    Missing values (null or NaN) are skipped by every statistic (numpy ``nan*`` functions;
+    quantiles linear); a statistic over no value is NaN.
+    """
+    acc = _floats(accuracy["pairwise_accuracy"])
     ks = k_star(curve, model_accuracy) if model_accuracy is not None else None
     row = {
-        "n_blocks": len(reliability),
-        "n_panelists": int(block_respondents["respondent_id"].nunique()),
-        "n_panelist_blocks": len(accuracy),
-        "panelist_accuracy_median": float(acc.median()),
-        "panelist_accuracy_q25": float(acc.quantile(0.25)),
-        "panelist_accuracy_q75": float(acc.quantile(0.75)),
-        "panelist_spearman_median": float(accuracy["spearman"].median()),
-        "alpha_mean": float(reliability["krippendorff_alpha_ordinal"].mean()),
-        "kendall_w_median": float(reliability["kendall_w"].median()),
+        "n_blocks": reliability.height,
+        "n_panelists": block_respondents["respondent_id"].n_unique(),
+        "n_panelist_blocks": accuracy.height,
+        "panelist_accuracy_median": _nanstat(np.nanmedian, acc),
+        "panelist_accuracy_q25": _nanstat(np.nanquantile, acc, 0.25),
+        "panelist_accuracy_q75": _nanstat(np.nanquantile, acc, 0.75),
+        "panelist_spearman_median": _nanstat(np.nanmedian, _floats(accuracy["spearman"])),
+        "alpha_mean": _nanstat(np.nanmean, _floats(reliability["krippendorff_alpha_ordinal"])),
+        "kendall_w_median": _nanstat(np.nanmedian, _floats(reliability["kendall_w"])),
         "split_half_median": split_half_median(split_half),
         "panel3_accuracy": _curve_at(curve, 3, "median_accuracy"),
         "panel3_q025": _curve_at(curve, 3, "q025"),
@@ -488,15 +520,21 @@ def summarize_human_baseline(
         "model_accuracy": float("nan") if model_accuracy is None else float(model_accuracy),
         "k_star": ks,
     }
-    out = pd.DataFrame([row])
-    out["k_star"] = out["k_star"].astype("Int64")
-    return out
+    schema = {k: pl.Int64 if k.startswith("n_") or k == "k_star" else pl.Float64 for k in row}
+    return _frame_nan_to_null(pl.DataFrame([row], schema=schema))
+
+
+def _nanstat(fn, values: np.ndarray, *args) -> float:
+    """``fn`` over the non-missing values; NaN (no warning) when there is none."""
+    if np.isnan(values).all():
+        return float("nan")
+    return float(fn(values, *args))
 
 
 def compute_human_baseline(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame | None = None,
-    block_respondents: pd.DataFrame | None = None,
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame | None = None,
+    block_respondents: pl.DataFrame | None = None,
     *,
     n_iter: int = 1000,
     seed: int = 42,
@@ -518,7 +556,7 @@ def compute_human_baseline(
         block_respondents=block_respondents,
         accuracy=_panelist_accuracy(mats),
         reliability=_block_reliability(mats),
-        split_half=_split_half(mats, n_iter=n_iter, seed=seed, min_respondents=4),
+        split_half=_split_half(mats, n_iter=n_iter, seed=seed, min_respondents=4).table,
         curve=_group_size_curve(mats, k_max, n_iter, seed, pooling, reference),
     )
     res.summary = summarize_human_baseline(
@@ -528,9 +566,9 @@ def compute_human_baseline(
 
 
 def human_baseline_summary(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame | None = None,
-    block_respondents: pd.DataFrame | None = None,
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame | None = None,
+    block_respondents: pl.DataFrame | None = None,
     *,
     n_iter: int = 1000,
     seed: int = 42,
@@ -538,15 +576,15 @@ def human_baseline_summary(
     pooling: str = "within_block",
     reference: str = "full",
     model_accuracy: float | None = None,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """One row of headline metrics.
 
     Columns: ``n_blocks, n_panelists, n_panelist_blocks``; ``panelist_accuracy_median/_q25/_q75``
-    (LOO pairwise accuracy, pandas linear quantiles) and ``panelist_spearman_median``;
+    (LOO pairwise accuracy, numpy linear quantiles) and ``panelist_spearman_median``;
     ``alpha_mean`` (mean ordinal alpha over blocks); ``kendall_w_median``; ``split_half_median``;
     ``panel3_accuracy, panel3_q025, panel3_q975`` and the same for ``panel5`` (median and 2.5/97.5
     percentiles over iterations of the group-size curve); ``model_accuracy`` and ``k_star``
-    (nullable Int64) when a model accuracy is given. Both random parts use ``seed``.
+    (Int64, null when never reached or no model accuracy is given). Both random parts use ``seed``.
     """
     return compute_human_baseline(
         ratings,

@@ -19,52 +19,54 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 RATING_COLUMNS = ("category", "respondent_id", "product_code", "is_reference", "similarity")
 
 
-def _check_ratings(ratings: pd.DataFrame) -> None:
+def _check_ratings(ratings: pl.DataFrame) -> None:
     missing = [c for c in RATING_COLUMNS if c not in ratings.columns]
     if missing:
         raise ValueError(f"ratings frame lacks columns {missing}")
 
 
-def _product_reference_flags(ratings: pd.DataFrame) -> pd.DataFrame:
+def _product_reference_flags(ratings: pl.DataFrame) -> pl.DataFrame:
     """One row per (category, product_code) with its is_reference flag; raises on conflicts."""
-    flags = ratings[["category", "product_code", "is_reference"]].drop_duplicates()
-    dup = flags.duplicated(["category", "product_code"], keep=False)
-    if dup.any():
-        bad = flags.loc[dup, ["category", "product_code"]].drop_duplicates().head(5)
-        raise ValueError(f"inconsistent is_reference flags for products: {bad.values.tolist()}")
-    return flags.assign(is_reference=flags["is_reference"].astype(bool))
+    flags = ratings.select("category", "product_code", "is_reference").unique(maintain_order=True)
+    dup = flags.filter(pl.len().over("category", "product_code") > 1)
+    if dup.height:
+        bad = dup.select("category", "product_code").unique(maintain_order=True).head(5)
+        raise ValueError(f"inconsistent is_reference flags for products: {bad.rows()}")
+    return flags.with_columns(pl.col("is_reference").cast(pl.Boolean))
 
 
-def clean_ratings(ratings: pd.DataFrame, count_null_as_rated: bool = False) -> pd.DataFrame:
+def clean_ratings(ratings: pl.DataFrame, count_null_as_rated: bool = False) -> pl.DataFrame:
     """Ratings reduced to one row per (category, respondent_id, product_code).
 
-    Null similarities are dropped unless ``count_null_as_rated``; duplicates are averaged (mean of
-    the non-null values, NaN if none).
+    Null (or NaN) similarities are dropped unless ``count_null_as_rated``; duplicates are averaged
+    (mean of the non-null values, null if none). ``similarity`` comes back as Float64 with null
+    (never NaN) for a missing value.
     """
     _check_ratings(ratings)
-    df = ratings.loc[:, list(RATING_COLUMNS)]
+    df = ratings.select(RATING_COLUMNS).with_columns(
+        pl.col("similarity").cast(pl.Float64).fill_nan(None)
+    )
     if not count_null_as_rated:
-        df = df[df["similarity"].notna()]
+        df = df.filter(pl.col("similarity").is_not_null())
     flags = _product_reference_flags(df)
     keys = ["category", "respondent_id", "product_code"]
-    if df.duplicated(keys).any():
-        df = df.groupby(keys, as_index=False, sort=False)["similarity"].mean()
-        df = df.merge(flags, on=["category", "product_code"], how="left")
-    df = df.assign(similarity=df["similarity"].astype(float))
-    return df.loc[:, list(RATING_COLUMNS)].reset_index(drop=True)
+    if df.select(pl.struct(keys).is_duplicated().any()).item():
+        df = df.group_by(keys, maintain_order=True).agg(pl.col("similarity").mean())
+        df = df.join(flags, on=["category", "product_code"], how="left", maintain_order="left")
+    return df.select(RATING_COLUMNS)
 
 
 def assign_blocks(
-    ratings: pd.DataFrame,
+    ratings: pl.DataFrame,
     min_respondents: int = 20,
     min_analogs: int = 2,
     count_null_as_rated: bool = False,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Group respondents into blocks of identical rated-product sets, per category.
 
     Returns ``(block_products, block_respondents)``:
@@ -76,53 +78,42 @@ def assign_blocks(
     """
     df = clean_ratings(ratings, count_null_as_rated=count_null_as_rated)
     flags = _product_reference_flags(df)
-    df = df.sort_values(["category", "respondent_id", "product_code"], kind="stable")
     sets = (
-        df.groupby(["category", "respondent_id"], sort=False)["product_code"]
-        .agg(tuple)
-        .rename("products")
-        .reset_index()
+        df.sort(["category", "respondent_id", "product_code"], maintain_order=True)
+        .group_by(["category", "respondent_id"], maintain_order=True)
+        .agg(pl.col("product_code").alias("products"))
     )
-    groups = (
-        sets.groupby(["category", "products"], sort=False)["respondent_id"]
-        .agg(list)
-        .rename("respondents")
-        .reset_index()
-    )
-    ref_codes = {
-        (c, p) for c, p in flags.loc[flags["is_reference"], ["category", "product_code"]].values
-    }
-    groups["n_respondents"] = groups["respondents"].map(len)
-    groups["n_analogs"] = [
-        sum((c, p) not in ref_codes for p in prods)
-        for c, prods in zip(groups["category"], groups["products"], strict=True)
+    # respondents per (category, sorted product tuple), in order of first appearance
+    groups: dict[tuple, list] = {}
+    for cat, rid, prods in sets.iter_rows():
+        groups.setdefault((cat, tuple(prods)), []).append(rid)
+    ref_codes = set(flags.filter(pl.col("is_reference")).select("category", "product_code").rows())
+    kept = [
+        (cat, prods, rids)
+        for (cat, prods), rids in groups.items()
+        if len(rids) >= min_respondents
+        and sum((cat, p) not in ref_codes for p in prods) >= min_analogs
     ]
-    groups = groups[
-        (groups["n_respondents"] >= min_respondents) & (groups["n_analogs"] >= min_analogs)
-    ]
-    order = sorted(
-        range(len(groups)),
-        key=lambda r: (
-            groups["category"].iat[r],
-            -groups["n_respondents"].iat[r],
-            groups["products"].iat[r],
-        ),
+    kept.sort(key=lambda g: (g[0], -len(g[2]), g[1]))
+    bp_rows: list[tuple] = []
+    br_rows: list[tuple] = []
+    next_id: dict[str, int] = {}
+    for cat, prods, rids in kept:
+        bid = next_id.get(cat, 0)
+        next_id[cat] = bid + 1
+        bp_rows += [(cat, bid, p) for p in prods]
+        br_rows += [(cat, bid, r) for r in rids]
+    key_schema = {"category": df.schema["category"], "block_id": pl.Int64}
+    bp = pl.DataFrame(
+        bp_rows, schema=key_schema | {"product_code": df.schema["product_code"]}, orient="row"
     )
-    groups = groups.iloc[order].reset_index(drop=True)
-    groups["block_id"] = groups.groupby("category", sort=False).cumcount().astype(int)
-
-    bp = groups[["category", "block_id", "products"]].explode("products")
-    bp = bp.rename(columns={"products": "product_code"})
-    bp["product_code"] = bp["product_code"].astype(df["product_code"].dtype)
-    bp = bp.merge(flags, on=["category", "product_code"], how="left")
-    bp = bp.sort_values(["category", "block_id", "product_code"], kind="stable")
-    br = groups[["category", "block_id", "respondents"]].explode("respondents")
-    br = br.rename(columns={"respondents": "respondent_id"})
-    br["respondent_id"] = br["respondent_id"].astype(df["respondent_id"].dtype)
-    br = br.sort_values(["category", "block_id", "respondent_id"], kind="stable")
-    bp = bp.reset_index(drop=True).astype({"block_id": "int64", "is_reference": bool})
-    br = br.reset_index(drop=True).astype({"block_id": "int64"})
-    return bp, br
+    bp = bp.join(flags, on=["category", "product_code"], how="left", maintain_order="left")
+    bp = bp.sort(["category", "block_id", "product_code"], maintain_order=True)
+    br = pl.DataFrame(
+        br_rows, schema=key_schema | {"respondent_id": df.schema["respondent_id"]}, orient="row"
+    )
+    br = br.sort(["category", "block_id", "respondent_id"], maintain_order=True)
+    return bp.with_columns(pl.col("is_reference").cast(pl.Boolean)), br
 
 
 @dataclass(frozen=True)
@@ -150,43 +141,41 @@ class BlockMatrix:
 
 
 def block_matrices(
-    ratings: pd.DataFrame,
-    block_products: pd.DataFrame,
-    block_respondents: pd.DataFrame,
+    ratings: pl.DataFrame,
+    block_products: pl.DataFrame,
+    block_respondents: pl.DataFrame,
 ) -> list[BlockMatrix]:
     """Build one :class:`BlockMatrix` per block, in ``(category, block_id)`` order.
 
     Cells hold the respondent's (non-null, duplicate-averaged) similarity; NaN where the
     respondent has no rating of that block product.
     """
+    keys = ["category", "block_id"]
     df = clean_ratings(ratings)
-    br = block_respondents[["category", "block_id", "respondent_id"]]
-    bp = block_products[["category", "block_id", "product_code", "is_reference"]]
-    merged = df[["category", "respondent_id", "product_code", "similarity"]].merge(
-        br, on=["category", "respondent_id"], how="inner"
+    br = block_respondents.select("category", "block_id", "respondent_id")
+    bp = block_products.select("category", "block_id", "product_code", "is_reference")
+    merged = (
+        df.select("category", "respondent_id", "product_code", "similarity")
+        .join(br, on=["category", "respondent_id"], how="inner")
+        .join(bp.select(*keys, "product_code"), on=[*keys, "product_code"], how="inner")
     )
-    merged = merged.merge(
-        bp[["category", "block_id", "product_code"]],
-        on=["category", "block_id", "product_code"],
-        how="inner",
-    )
-    by_block = dict(list(merged.groupby(["category", "block_id"], sort=False)))
-    resp_by_block = dict(list(br.groupby(["category", "block_id"], sort=False)))
+    by_block = merged.partition_by(keys, as_dict=True)
+    resp_by_block = br.partition_by(keys, as_dict=True)
+    prods_by_block = bp.sort([*keys, "product_code"]).partition_by(keys, as_dict=True)
     out: list[BlockMatrix] = []
-    for (cat, bid), prods in bp.sort_values(["category", "block_id", "product_code"]).groupby(
-        ["category", "block_id"], sort=True
-    ):
+    for cat, bid in sorted(prods_by_block):
         resp = resp_by_block.get((cat, bid))
         if resp is None:
             continue
-        rids = np.sort(resp["respondent_id"].unique())
+        prods = prods_by_block[(cat, bid)]
+        rids = np.sort(resp["respondent_id"].unique().to_numpy())
         codes = prods["product_code"].to_numpy()
-        is_ref = prods["is_reference"].to_numpy(dtype=bool)
+        is_ref = prods["is_reference"].to_numpy().astype(bool)
         mat = np.full((rids.size, codes.size), np.nan)
         g = by_block.get((cat, bid))
-        if g is not None and len(g):
+        if g is not None and g.height:
             ri = np.searchsorted(rids, g["respondent_id"].to_numpy())
             pi = np.searchsorted(codes, g["product_code"].to_numpy())
-            mat[ri, pi] = g["similarity"].to_numpy(dtype=float)
+            mat[ri, pi] = g["similarity"].cast(pl.Float64).to_numpy()
         out.append(BlockMatrix(str(cat), int(bid), rids, codes, is_ref, mat))
     return out

@@ -2,14 +2,12 @@
 
 Every function takes the gated staging ratings (``stg_nectar__ratings``) and the products
 (``dim_products``), restricts them to benchmark years and products, assigns blocks and calls the
-human-baseline library (:mod:`warehouse.human.baseline`), which works on pandas frames; this
-module converts at that boundary. Respondent ids never leave: the outputs carry a per-block
-``panelist_number`` (:func:`warehouse.human.panelists.panelist_numbers`).
+human-baseline library (:mod:`warehouse.human.baseline`). Respondent ids never leave: the outputs
+carry a per-block ``panelist_number`` (:func:`warehouse.human.panelists.panelist_numbers`).
 """
 
 from __future__ import annotations
 
-import pandas as pd
 import polars as pl
 
 from warehouse.human import panelists, published
@@ -23,30 +21,27 @@ from warehouse.human.baseline import (
 
 
 def _benchmark(ratings: pl.DataFrame, products: pl.DataFrame):
-    """Benchmark ratings (pandas), blocks (products, respondents) and the products' data_origin."""
-    prods = products.to_pandas()
-    rated = panelists.benchmark_ratings(ratings.to_pandas(), prods)
+    """Benchmark ratings, blocks (products, respondents) and the products' data_origin."""
+    rated = panelists.benchmark_ratings(ratings, products)
     bp, br = panelists.blocks(rated)
-    origin = prods["data_origin"].iloc[0] if len(prods) else "none"
+    origin = products["data_origin"][0] if products.height else "none"
     return rated, bp, br, origin
 
 
-def _out(frame: pd.DataFrame, origin: str | None = None) -> pl.DataFrame:
-    if origin is not None:
-        frame = frame.assign(data_origin=origin)
-    return pl.from_pandas(frame)
+def _out(frame: pl.DataFrame, origin: str) -> pl.DataFrame:
+    return frame.with_columns(data_origin=pl.lit(origin, dtype=pl.String))
 
 
 def fct_block_products(ratings: pl.DataFrame, products: pl.DataFrame) -> pl.DataFrame:
     """Product membership of every block."""
     _, bp, _, origin = _benchmark(ratings, products)
-    return _out(panelists.block_products_table(bp, origin))
+    return panelists.block_products_table(bp, origin)
 
 
 def fct_block_respondents(ratings: pl.DataFrame, products: pl.DataFrame) -> pl.DataFrame:
     """De-identified block memberships (per-block panelist_number)."""
     rated, _, br, origin = _benchmark(ratings, products)
-    return _out(panelists.block_respondents_table(br, rated, origin))
+    return panelists.block_respondents_table(br, rated, origin)
 
 
 def fct_panelist_block_accuracy(ratings: pl.DataFrame, products: pl.DataFrame) -> pl.DataFrame:
@@ -60,8 +55,8 @@ def agg_block_reliability(ratings: pl.DataFrame, products: pl.DataFrame) -> pl.D
     """Per-block ordinal Krippendorff alpha and Kendall's W."""
     rated, bp, br, origin = _benchmark(ratings, products)
     out = block_reliability(rated, bp, br)
-    out.insert(0, "block_key", out["category"] + ":" + out["block_id"].astype(str))
-    return _out(out, origin)
+    key = pl.concat_str([pl.col("category"), pl.col("block_id").cast(pl.String)], separator=":")
+    return _out(out.select(key.alias("block_key"), pl.all()), origin)
 
 
 def agg_split_half_reliability(
@@ -84,8 +79,7 @@ def agg_group_size_curve(
     """Median accuracy of k-respondent panels, k = 1..k_max."""
     rated, bp, br, origin = _benchmark(ratings, products)
     out = group_size_curve(rated, bp, br, k_max=k_max, n_iter=n_iter, seed=seed, pooling=pooling)
-    out["pooling"] = pooling
-    return _out(out, origin)
+    return _out(out.with_columns(pooling=pl.lit(pooling, dtype=pl.String)), origin)
 
 
 def agg_human_baseline(
@@ -103,14 +97,10 @@ def agg_human_baseline(
     """Headline human-baseline figures next to the published ones (one row per metric)."""
     _, _, br, origin = _benchmark(ratings, products)
     summary = summarize_human_baseline(
-        br,
-        panelist_accuracy.to_pandas(),
-        block_reliability.to_pandas(),
-        split_half.to_pandas(),
-        group_size_curve.to_pandas(),
+        br, panelist_accuracy, block_reliability, split_half, group_size_curve
     )
     return published.compare_with_published(
-        pl.from_pandas(summary),
+        summary,
         published_accuracy,
         published_split_half,
         published_coincidences,

@@ -18,23 +18,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 PUBLIC_LOO_PATH = Path("tastebench_public/human_baseline/results/individual_loo_accuracy.csv")
 
 
-def public_block_structure(loo_csv: str | Path) -> pd.DataFrame:
+def public_block_structure(loo_csv: str | Path) -> pl.DataFrame:
     """``category, block_id, n_respondents, n_analogs`` from ``individual_loo_accuracy.csv``."""
-    loo = pd.read_csv(loo_csv)
+    loo = pl.read_csv(loo_csv)
     return (
-        loo.groupby(["category", "block_id"], sort=True)
-        .agg(n_respondents=("n_analogs", "size"), n_analogs=("n_analogs", "first"))
-        .reset_index()
+        loo.group_by(["category", "block_id"], maintain_order=True)
+        .agg(n_respondents=pl.len().cast(pl.Int64), n_analogs=pl.col("n_analogs").first())
+        .sort(["category", "block_id"])
     )
 
 
 def ratings_from_block_structure(
-    structure: pd.DataFrame,
+    structure: pl.DataFrame,
     *,
     respondent_scale: int = 1,
     n_references: int = 1,
@@ -42,7 +42,7 @@ def ratings_from_block_structure(
     signal_sd: float = 0.8,
     bias_sd: float = 0.7,
     noise_sd: float = 1.4,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Random ratings with the given block structure.
 
     ``structure`` has ``category, block_id, n_respondents, n_analogs``. ``respondent_scale``
@@ -51,17 +51,18 @@ def ratings_from_block_structure(
     """
     rng = np.random.default_rng(seed)
     frames = []
-    for cat, blocks in structure.sort_values(["category", "block_id"]).groupby("category"):
+    structure = structure.sort(["category", "block_id"])
+    for (cat,), blocks in sorted(structure.partition_by("category", as_dict=True).items()):
         n_an_total = int(blocks["n_analogs"].sum())
         ref_codes = np.arange(n_an_total + 1, n_an_total + 1 + n_references)
         next_code = 1
         next_resp = 0
-        for row in blocks.itertuples(index=False):
-            codes = np.arange(next_code, next_code + int(row.n_analogs))
-            next_code += int(row.n_analogs)
+        for row in blocks.iter_rows(named=True):
+            codes = np.arange(next_code, next_code + int(row["n_analogs"]))
+            next_code += int(row["n_analogs"])
             all_codes = np.concatenate([codes, ref_codes])
             is_ref = np.concatenate([np.zeros(codes.size, bool), np.ones(ref_codes.size, bool)])
-            n = int(row.n_respondents) * respondent_scale
+            n = int(row["n_respondents"]) * respondent_scale
             rids = np.arange(next_resp, next_resp + n)
             next_resp += n
             effect = rng.normal(0.0, signal_sd, all_codes.size) + 1.5 * is_ref
@@ -74,9 +75,9 @@ def ratings_from_block_structure(
             )
             vals = np.clip(np.rint(raw), 1, 7)
             frames.append(
-                pd.DataFrame(
+                pl.DataFrame(
                     {
-                        "category": cat,
+                        "category": [cat] * (n * all_codes.size),
                         "respondent_id": np.repeat(rids, all_codes.size),
                         "product_code": np.tile(all_codes, n),
                         "is_reference": np.tile(is_ref, n),
@@ -84,5 +85,8 @@ def ratings_from_block_structure(
                     }
                 )
             )
-    out = pd.concat(frames, ignore_index=True)
-    return out.astype({"respondent_id": "int64", "product_code": "int64", "similarity": float})
+    out = pl.concat(frames, how="vertical")
+    return out.with_columns(
+        pl.col("respondent_id", "product_code").cast(pl.Int64),
+        pl.col("similarity").cast(pl.Float64),
+    )

@@ -33,7 +33,7 @@ from warehouse.molecular.featurize import (
     featurize,
     fingerprint_matrix,
 )
-from warehouse.molecular.foodatlas import compound_smiles_from_foodatlas
+from warehouse.molecular.foodatlas import FoodAtlasSmiles, compound_smiles_from_foodatlas
 from warehouse.molecular.grid import GridResult, run_grid
 from warehouse.molecular.labels import (
     LABEL_COLUMN,
@@ -57,6 +57,7 @@ __all__ = [
     "Embedding",
     "FeaturizedMolecules",
     "FitResult",
+    "FoodAtlasSmiles",
     "GridResult",
     "InvalidSmilesError",
     "LABEL_COLUMN",

@@ -27,9 +27,9 @@ from warehouse.molecular.labels import (
     LABEL_COLUMN,
     SMILES_COLUMN,
     TASTE_CLASSES,
+    as_polars,
     labels_from_codes,
     resolve_column,
-    to_pandas,
     validate_labels,
 )
 from warehouse.molecular.metrics import classification_metrics
@@ -87,13 +87,13 @@ class SplitData:
 
 
 def split_data(df, smiles_col: str = SMILES_COLUMN, label_col: str = LABEL_COLUMN) -> SplitData:
-    """SMILES and validated label codes of one split (pandas or polars frame)."""
-    df = to_pandas(df)
+    """SMILES and validated label codes of one split (a polars frame)."""
+    df = as_polars(df)
     scol = resolve_column(df, smiles_col)
     if scol in FORBIDDEN_FEATURE_COLUMNS:
         raise ValueError(f"column {scol!r} may not be used as a model input")
     lcol = resolve_column(df, label_col)
-    return SplitData(df[scol].tolist(), validate_labels(df[lcol].tolist()), scol)
+    return SplitData(df[scol].to_list(), validate_labels(df[lcol].to_list()), scol)
 
 
 def assert_no_leaky_inputs(input_columns: Sequence[str], feature_names: Sequence[str]) -> None:

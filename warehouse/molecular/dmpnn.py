@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import polars as pl
 
 from warehouse.molecular.baselines import (
     SPLITS,
@@ -48,8 +49,8 @@ from warehouse.molecular.labels import (
     LABEL_COLUMN,
     SMILES_COLUMN,
     TASTE_CLASSES,
+    as_polars,
     labels_from_codes,
-    to_pandas,
 )
 
 Weighting = Literal["none", "inverse", "sqrt-inverse"]
@@ -172,10 +173,10 @@ def _subset(data: SplitData, n: int | None, seed: int) -> tuple[SplitData, np.nd
 def _file_rows(df, row_col: str) -> np.ndarray:
     """The split file's 1-based data row of every molecule: ``row_col`` when the frame has it
     (``read_fartdb`` adds ``_file_row``), else the frame's own order."""
-    df = to_pandas(df)
+    df = as_polars(df)
     if row_col in df.columns:
-        return df[row_col].to_numpy(dtype=np.int64)
-    return np.arange(1, len(df) + 1, dtype=np.int64)
+        return df[row_col].cast(pl.Int64).to_numpy()
+    return np.arange(1, df.height + 1, dtype=np.int64)
 
 
 def _dataset(smiles: Sequence[str], codes: np.ndarray | None, weights: np.ndarray | None):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.molecular.featurize import (
     FINGERPRINT_SPEC,
@@ -38,29 +38,32 @@ class Embedding:
     encoder: str
     fit_hash: str
 
-    def table(self) -> pd.DataFrame:
+    def table(self) -> pl.DataFrame:
         return embedding_table(self.canonical_smiles, self.vectors, self.encoder, self.fit_hash)
 
 
 def embedding_table(
     canonical_smiles: Sequence[str], vectors: np.ndarray, encoder: str, fit_hash: str
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Long-lived embedding record: one row per distinct canonical SMILES, with the encoder
     name and its fit hash (checkpoint sha256 for D-MPNN) so vectors from different encoders or
-    fits are never mixed."""
+    fits are never mixed. ``embedding`` holds each vector's float32 values in a Float64 list."""
     vectors = np.asarray(vectors)
     if len(canonical_smiles) != vectors.shape[0]:
         raise ValueError("one vector per SMILES expected")
-    frame = pd.DataFrame(
+    n = vectors.shape[0]
+    frame = pl.DataFrame(
         {
-            "canonical_smiles": list(canonical_smiles),
-            "encoder": encoder,
-            "fit_hash": fit_hash,
-            "dim": vectors.shape[1],
-            "embedding": [v.astype(np.float32) for v in vectors],
+            "canonical_smiles": pl.Series(list(canonical_smiles), dtype=pl.String),
+            "encoder": pl.Series([encoder] * n, dtype=pl.String),
+            "fit_hash": pl.Series([fit_hash] * n, dtype=pl.String),
+            "dim": pl.Series([vectors.shape[1]] * n, dtype=pl.Int64),
+            "embedding": pl.Series(
+                [v.astype(np.float32).tolist() for v in vectors], dtype=pl.List(pl.Float64)
+            ),
         }
     )
-    return frame.drop_duplicates("canonical_smiles", keep="first").reset_index(drop=True)
+    return frame.unique("canonical_smiles", keep="first", maintain_order=True)
 
 
 def _hash_arrays(*parts: object) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-import pandas as pd
+import polars as pl
 from rdkit import Chem, RDLogger, rdBase
 from rdkit.Chem import Crippen, Descriptors, Lipinski, rdFingerprintGenerator, rdMolDescriptors
 
@@ -138,7 +138,7 @@ def fingerprint_matrix(
     non-string element is rejected), so it cannot read any other column. Invalid SMILES raise
     :class:`InvalidSmilesError`.
     """
-    if isinstance(smiles, (pd.DataFrame, str)) or hasattr(smiles, "columns"):
+    if isinstance(smiles, (pl.DataFrame, str)) or hasattr(smiles, "columns"):
         raise TypeError("fingerprint_matrix takes a sequence of SMILES strings, not a frame")
     smiles = list(smiles)
     bad = next((i for i, s in enumerate(smiles) if not isinstance(s, str)), None)
@@ -159,28 +159,28 @@ class FeaturizedMolecules:
 
     ``frame`` has one row per valid input with ``row_index`` (position in the input),
     ``input_smiles``, ``canonical_smiles``, ``smiles_differs``, ``inchikey`` and the descriptor
-    columns; ``fingerprints[i]`` is the Morgan bit vector of ``frame.iloc[i]``. ``invalid`` lists
+    columns; ``fingerprints[i]`` is the Morgan bit vector of ``frame.row(i)``. ``invalid`` lists
     rejected rows (``row_index``, ``smiles``, ``reason``); it is empty unless
     ``on_error='report'``.
     """
 
-    frame: pd.DataFrame
+    frame: pl.DataFrame
     fingerprints: np.ndarray
-    invalid: pd.DataFrame
+    invalid: pl.DataFrame
     rdkit_version: str = RDKIT_VERSION
     fingerprint_spec: str = FINGERPRINT_SPEC
     descriptor_names: tuple[str, ...] = field(default=DESCRIPTOR_NAMES)
 
     def __len__(self) -> int:
-        return len(self.frame)
+        return self.frame.height
 
     @property
     def canonical_smiles(self) -> list[str]:
-        return self.frame["canonical_smiles"].tolist()
+        return self.frame["canonical_smiles"].to_list()
 
     @property
     def inchikeys(self) -> list[str | None]:
-        return self.frame["inchikey"].tolist()
+        return self.frame["inchikey"].to_list()
 
 
 def featurize(
@@ -199,9 +199,7 @@ def featurize(
     """
     if on_error not in ("raise", "report"):
         raise ValueError(f"on_error must be 'raise' or 'report', got {on_error!r}")
-    if isinstance(smiles, pd.Series):
-        smiles = smiles.tolist()
-    elif hasattr(smiles, "to_list"):  # polars Series
+    if hasattr(smiles, "to_list"):  # polars Series
         smiles = smiles.to_list()
     smiles = list(smiles)
     mols, invalid = parse_smiles(smiles, on_error=on_error)
@@ -210,22 +208,33 @@ def featurize(
     with _quiet_rdkit():
         canon = [Chem.MolToSmiles(m) for m in valid_mols]
         keys = [(Chem.MolToInchiKey(m) or None) for m in valid_mols] if inchikey else None
-    frame = pd.DataFrame(
+    frame = pl.DataFrame(
         {
-            "row_index": np.asarray(keep, dtype=np.int64),
-            "input_smiles": [smiles[i] for i in keep],
-            "canonical_smiles": canon,
-            "smiles_differs": [c != smiles[i] for c, i in zip(canon, keep, strict=True)],
-            "inchikey": keys if keys is not None else [None] * len(keep),
+            "row_index": pl.Series(keep, dtype=pl.Int64),
+            "input_smiles": pl.Series([smiles[i] for i in keep], dtype=pl.String),
+            "canonical_smiles": pl.Series(canon, dtype=pl.String),
+            "smiles_differs": pl.Series(
+                [c != smiles[i] for c, i in zip(canon, keep, strict=True)], dtype=pl.Boolean
+            ),
+            "inchikey": pl.Series(
+                keys if keys is not None else [None] * len(keep), dtype=pl.String
+            ),
         }
     )
     if descriptors:
         desc = _descriptors(valid_mols) if valid_mols else np.empty((0, len(DESCRIPTOR_NAMES)))
-        for j, name in enumerate(DESCRIPTOR_NAMES):
-            frame[name] = desc[:, j]
+        # a descriptor RDKit cannot compute (NaN) is a missing value (null)
+        frame = frame.with_columns(
+            pl.Series(name, desc[:, j], dtype=pl.Float64).fill_nan(None)
+            for j, name in enumerate(DESCRIPTOR_NAMES)
+        )
     fps = _fingerprints(valid_mols) if valid_mols else np.zeros((0, MORGAN_BITS), np.uint8)
-    invalid_frame = pd.DataFrame(invalid, columns=["row_index", "smiles", "reason"])
-    invalid_frame["row_index"] = invalid_frame["row_index"].astype(np.int64)
+    # an input that is not a string (the reason says so) has a null smiles here
+    invalid_frame = pl.DataFrame(
+        [(i, smi if isinstance(smi, str) else None, reason) for i, smi, reason in invalid],
+        schema={"row_index": pl.Int64, "smiles": pl.String, "reason": pl.String},
+        orient="row",
+    )
     return FeaturizedMolecules(
         frame=frame,
         fingerprints=fps,

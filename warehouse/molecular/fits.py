@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 from warehouse.errors import WarehouseError
@@ -83,7 +82,7 @@ def selected_dmpnn(fits: list[FitResult]) -> FitResult | None:
     )
 
 
-def _retrain_fix(fit_row: pd.Series, path: Path) -> str:
+def _retrain_fix(fit_row: dict, path: Path) -> str:
     config = str(fit_row["model_name"]).removeprefix("dmpnn_")
     return (
         f"Fix: delete {path.parent} (a rerun skips finished configurations) and run "
@@ -91,7 +90,7 @@ def _retrain_fix(fit_row: pd.Series, path: Path) -> str:
     )
 
 
-def _training_key(frames: dict[str, pd.DataFrame]) -> str:
+def _training_key(frames: dict[str, pl.DataFrame]) -> str:
     """Hash of everything the fingerprint fits depend on: data, configs, library versions."""
     import hashlib
 
@@ -104,7 +103,8 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     for split in SPLITS:
         f = frames[split]
         h.update(split.encode())
-        h.update("\n".join(f[SMILES_COLUMN] + "\t" + f[LABEL_COLUMN]).encode())
+        lines = f.select(pl.concat_str(SMILES_COLUMN, LABEL_COLUMN, separator="\t")).to_series()
+        h.update("\n".join(lines).encode())
     h.update(
         json.dumps(
             [
@@ -122,13 +122,19 @@ def _training_key(frames: dict[str, pd.DataFrame]) -> str:
     return h.hexdigest()
 
 
-def fingerprint_lookup(featurized: pl.DataFrame | pd.DataFrame):
+def fingerprint_lookup(featurized: pl.DataFrame):
     """Morgan bit matrices rebuilt from ``int_molecules_featurized.morgan_on_bits`` (computed
-    once per build; a polars or pandas frame), keyed by canonical SMILES: the same ``uint8`` matrix
+    once per build), keyed by canonical SMILES: the same ``uint8`` matrix
     :func:`~warehouse.molecular.featurize.fingerprint_matrix` computes from those SMILES."""
     from warehouse.molecular.featurize import MORGAN_BITS
 
-    index = dict(zip(featurized["canonical_smiles"], featurized["morgan_on_bits"], strict=True))
+    index = dict(
+        zip(
+            featurized["canonical_smiles"].to_list(),
+            featurized["morgan_on_bits"].to_list(),
+            strict=True,
+        )
+    )
 
     def lookup(smiles: list[str]) -> np.ndarray:
         missing = [s for s in smiles if s not in index]
@@ -146,8 +152,8 @@ def fingerprint_lookup(featurized: pl.DataFrame | pd.DataFrame):
 
 
 def train_and_register(
-    molecules: pd.DataFrame,
-    featurized: pl.DataFrame | pd.DataFrame | None,
+    molecules: pl.DataFrame,
+    featurized: pl.DataFrame | None,
     *,
     root: Path,
     dmpnn_dir: Path,
@@ -209,10 +215,9 @@ def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool 
     }
 
 
-def proba_for(
-    fit_row: pd.Series, frames: dict[str, pd.DataFrame], root: Path
-) -> dict[str, np.ndarray]:
-    """Per-split probabilities of one fit, row-aligned with ``split_frames``.
+def proba_for(fit_row: dict, frames: dict[str, pl.DataFrame], root: Path) -> dict[str, np.ndarray]:
+    """Per-split probabilities of one fit (a ``dim_ml_fits`` row as a dict), row-aligned with
+    ``split_frames``.
 
     Fingerprint fits are trained from ``split_frames`` itself. A D-MPNN fit is trained outside
     the build, so its ``predictions.npz`` records each prediction's split-file row
@@ -230,18 +235,21 @@ def proba_for(
         frame = frames[s]
         proba = arrays[f"proba_{s}"]
         if f"rows_{s}" in arrays:
-            rows = pd.Index(arrays[f"rows_{s}"])
-            covers = len(rows) == len(frame) and rows.is_unique and len(proba) == len(rows)
-            pos = rows.get_indexer(frame["file_row_number"].to_numpy()) if covers else None
+            rows = np.asarray(arrays[f"rows_{s}"])
+            n_distinct = np.unique(rows).size
+            covers = (
+                len(rows) == frame.height and n_distinct == len(rows) and len(proba) == len(rows)
+            )
+            pos = _positions(rows, frame["file_row_number"].to_numpy()) if covers else None
             if pos is None or (pos < 0).any():
                 raise WarehouseError(
                     f"{path}: {fit_row['model_name']} has {len(rows)} {s} predictions "
-                    f"({rows.nunique()} distinct file rows) that do not cover the {len(frame)} "
+                    f"({n_distinct} distinct file rows) that do not cover the {frame.height} "
                     f"rows of the {s} split. {_retrain_fix(fit_row, path)}"
                 )
             out[s] = proba[pos]
         else:
-            gold = np.array([TASTE_CLASSES.index(c) for c in frame[LABEL_COLUMN]])
+            gold = np.array([TASTE_CLASSES.index(c) for c in frame[LABEL_COLUMN].to_list()])
             if not np.array_equal(arrays[f"codes_{s}"], gold):
                 raise WarehouseError(
                     f"{path}: the {s} predictions of {fit_row['model_name']} do not line up with "
@@ -250,6 +258,15 @@ def proba_for(
                 )
             out[s] = proba
     return out
+
+
+def _positions(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Position in ``rows`` (distinct values) of every value of ``wanted``; -1 where absent."""
+    if not len(rows):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(rows, kind="stable")
+    pos = order[np.clip(np.searchsorted(rows, wanted, sorter=order), 0, len(rows) - 1)]
+    return np.where(rows[pos] == wanted, pos, -1)
 
 
 def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str], root: Path):

@@ -9,12 +9,13 @@ the output with ``resolved = False`` and counted (never silently dropped).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.molecular.featurize import InvalidSmilesError, canonical_smiles
-from warehouse.molecular.labels import to_pandas
+from warehouse.molecular.labels import as_polars
 
 log = logging.getLogger(__name__)
 
@@ -38,20 +39,38 @@ def _cid(value: object) -> int | None:
         return None
 
 
-def compound_smiles_from_foodatlas(pubchem_compound_df, data_v1_df=None) -> pd.DataFrame:
-    """One row per PubChem CID seen in the KGv2 seed or the v1 data rows.
+@dataclass(frozen=True)
+class FoodAtlasSmiles:
+    """:func:`compound_smiles_from_foodatlas`: the per-CID ``table`` and its counts."""
 
-    Columns: ``pubchem_cid``, ``smiles`` (the seed's PubChem CanonicalSmiles; None when
+    table: pl.DataFrame
+    n_resolved: int
+    n_unresolved: int
+    n_v1_cids: int
+    n_v1_resolved: int
+    n_v1_rows_without_cid: int
+
+
+_COLUMNS = {"pubchem_cid": pl.Int64, "smiles": pl.String, "isomeric_smiles": pl.String}
+_COLUMNS |= {"rdkit_canonical_smiles": pl.String, "inchikey": pl.String, "in_seed": pl.Boolean}
+_COLUMNS |= {"in_v1": pl.Boolean, "n_v1_rows": pl.Int64, "v1_inchikey_matches": pl.Boolean}
+_COLUMNS |= {"resolved": pl.Boolean, "unresolved_reason": pl.String}
+
+
+def compound_smiles_from_foodatlas(pubchem_compound_df, data_v1_df=None) -> FoodAtlasSmiles:
+    """One row per PubChem CID seen in the KGv2 seed or the v1 data rows (polars frames in).
+
+    ``table`` columns: ``pubchem_cid``, ``smiles`` (the seed's PubChem CanonicalSmiles; null when
     unresolved), ``isomeric_smiles``, ``rdkit_canonical_smiles``, ``inchikey`` (seed, else
     v1), ``in_seed``, ``in_v1``, ``n_v1_rows``, ``v1_inchikey_matches`` (seed vs v1 InChIKey,
-    None when not both), ``resolved`` and ``unresolved_reason``. ``df.attrs`` holds
+    null when not both), ``resolved`` and ``unresolved_reason``; the result also holds
     ``n_resolved`` / ``n_unresolved`` / ``n_v1_cids`` / ``n_v1_resolved``; the unresolved
     count is also logged. ``data_v1_df`` may be one frame (e.g. cocoa and garlic concatenated).
     """
-    seed = to_pandas(pubchem_compound_df)
+    seed = as_polars(pubchem_compound_df)
     cid_col = "CID" if "CID" in seed.columns else "Id"
     seed_rows: dict[int, dict[str, object]] = {}
-    for rec in seed.to_dict("records"):
+    for rec in seed.iter_rows(named=True):
         cid = _cid(rec.get(cid_col))
         if cid is None or cid in seed_rows:
             continue
@@ -64,8 +83,8 @@ def compound_smiles_from_foodatlas(pubchem_compound_df, data_v1_df=None) -> pd.D
     v1_keys: dict[int, str | None] = {}
     n_v1_missing_cid = 0
     if data_v1_df is not None:
-        v1 = to_pandas(data_v1_df)
-        for rec in v1.to_dict("records"):
+        v1 = as_polars(data_v1_df)
+        for rec in v1.iter_rows(named=True):
             cid = _cid(rec.get("pubchem_id"))
             if cid is None:
                 n_v1_missing_cid += 1
@@ -103,25 +122,20 @@ def compound_smiles_from_foodatlas(pubchem_compound_df, data_v1_df=None) -> pd.D
                 "unresolved_reason": reason,
             }
         )
-    out = pd.DataFrame(rows)
-    if out.empty:
-        out = pd.DataFrame(columns=["pubchem_cid", "smiles", "resolved", "unresolved_reason"])
-    out["pubchem_cid"] = out["pubchem_cid"].astype("int64")
-    n_unresolved = int((~out["resolved"].astype(bool)).sum())
-    v1_mask = out.get("in_v1", pd.Series(False, index=out.index)).astype(bool)
-    out.attrs.update(
-        {
-            "n_resolved": int(out["resolved"].astype(bool).sum()),
-            "n_unresolved": n_unresolved,
-            "n_v1_cids": int(v1_mask.sum()),
-            "n_v1_resolved": int((v1_mask & out["resolved"].astype(bool)).sum()),
-            "n_v1_rows_without_cid": n_v1_missing_cid,
-        }
-    )
+    out = pl.DataFrame(rows, schema=_COLUMNS)
+    n_unresolved = int((~out["resolved"]).sum())
+    n_v1_resolved = int((out["in_v1"] & out["resolved"]).sum())
     if n_unresolved:
         log.warning(
             "FoodAtlas: %d of %d CIDs have no reachable SMILES (kept with resolved=False)",
             n_unresolved,
-            len(out),
+            out.height,
         )
-    return out
+    return FoodAtlasSmiles(
+        table=out,
+        n_resolved=int(out["resolved"].sum()),
+        n_unresolved=n_unresolved,
+        n_v1_cids=int(out["in_v1"].sum()),
+        n_v1_resolved=n_v1_resolved,
+        n_v1_rows_without_cid=n_v1_missing_cid,
+    )

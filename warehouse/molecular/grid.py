@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+import polars as pl
 
 from warehouse.molecular.baselines import FitResult
 from warehouse.molecular.dmpnn import (
@@ -76,7 +76,7 @@ def _is_finished(
 
 @dataclass(frozen=True)
 class GridResult:
-    registry: pd.DataFrame
+    registry: pl.DataFrame
     best: dict[str, Any]
     trained: list[str]
     skipped: list[str]
@@ -166,7 +166,7 @@ def run_grid(
             progress.update(task, advance=1, description=f"done {cfg.name}")
     names = [c.name for c in configs]
     records = [registry["fits"][n] for n in names]
-    frame = pd.DataFrame(
+    frame = pl.DataFrame(
         [
             {
                 "name": r["name"],
@@ -178,7 +178,8 @@ def run_grid(
                 "epochs_run": r["epochs_run"],
             }
             for r in records
-        ]
+        ],
+        infer_schema_length=None,
     )
 
     best = max(records, key=lambda r: selection_key(r["val_macro_f1"], r["name"]))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 TASTE_CLASSES: tuple[str, ...] = ("sweet", "bitter", "sour", "umami", "undefined")
 CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(TASTE_CLASSES)}
@@ -29,16 +29,14 @@ FORBIDDEN_FEATURE_COLUMNS: frozenset[str] = frozenset(
 )
 
 
-def to_pandas(df) -> pd.DataFrame:
-    """Accept a pandas or polars frame; return pandas (polars goes through ``to_pandas``)."""
-    if isinstance(df, pd.DataFrame):
+def as_polars(df) -> pl.DataFrame:
+    """The polars frame every molecular function takes; anything else is a ``TypeError``."""
+    if isinstance(df, pl.DataFrame):
         return df
-    if hasattr(df, "to_pandas"):
-        return df.to_pandas()
-    raise TypeError(f"expected a pandas or polars DataFrame, got {type(df).__name__}")
+    raise TypeError(f"expected a polars DataFrame, got {type(df).__name__}")
 
 
-def resolve_column(df: pd.DataFrame, name: str) -> str:
+def resolve_column(df: pl.DataFrame, name: str) -> str:
     """The column of ``df`` holding ``name`` (upstream header or one of its snake_case aliases)."""
     for candidate in (name, *_ALIASES.get(name, ())):
         if candidate in df.columns:

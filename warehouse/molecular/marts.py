@@ -2,10 +2,8 @@
 
 ``python_models/.../<model>.py`` -> the function of the same name here. The fit store is resolved
 through :func:`warehouse.config.load_settings` (``fits_dir``/``dmpnn_dir``; the build passes its
-settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The frames here are
-polars; where a library function takes or returns pandas (the featurizer, the embeddings, the
-metrics tables, the per-split frames of the fits) it is converted at that call (see
-docs/architecture.md, "Frames").
+settings to dbt); the fits themselves live in :mod:`warehouse.molecular.fits`. The frames here and
+in the molecular library are polars (numpy for the arrays); a missing value is null.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 from warehouse.config import load_settings
@@ -50,7 +47,7 @@ def dim_ml_fits(molecules: pl.DataFrame, featurized: pl.DataFrame) -> pl.DataFra
     """Train (or reuse) the fingerprint fits and list them with the registered D-MPNN fits."""
     settings = load_settings()
     return fit_store.train_and_register(
-        molecules.to_pandas(),  # split_frames: the per-split frames of the trainers (pandas)
+        molecules,
         featurized.select("canonical_smiles", "morgan_on_bits"),
         root=settings.fits_dir,
         dmpnn_dir=settings.dmpnn_dir,
@@ -59,10 +56,7 @@ def dim_ml_fits(molecules: pl.DataFrame, featurized: pl.DataFrame) -> pl.DataFra
 
 def fct_molecular_predictions(molecules: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
     """Test-split predictions of every fit plus the Original-Labels leakage audit."""
-    out = predictions(
-        molecules.to_pandas(), fits.to_pandas(), load_settings().fits_dir, split="test"
-    )
-    return pl.from_pandas(out)
+    return predictions(molecules, fits, load_settings().fits_dir, split="test")
 
 
 def agg_molecular_metrics(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
@@ -89,43 +83,45 @@ def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -
 
 
 def predictions(
-    molecules: pd.DataFrame, fits: pd.DataFrame, root: Path, split: str = "test"
-) -> pd.DataFrame:
+    molecules: pl.DataFrame, fits: pl.DataFrame, root: Path, split: str = "test"
+) -> pl.DataFrame:
     """Long table of per-molecule predictions of every fit on ``split``, plus the leakage audit
     (keyword rules on ``Original Labels``, marked ``is_audit``: never a model input). ``root``: the
     fit store the fingerprint fits were written to."""
     frames = split_frames(molecules)
     part = frames[split]
     parts = []
-    for _, row in fits.iterrows():
+    for row in fits.iter_rows(named=True):
         proba = fit_store.proba_for(row, frames, root)[split]
         parts.append(_prediction_frame(part, row["fit_id"], row["model_name"], proba, False))
     labels = split_rows(molecules, split)["original_labels"]
-    audit = keyword_leakage_baseline(labels.fillna("").tolist())
+    audit = keyword_leakage_baseline(labels.fill_null("").to_list())
     onehot = np.eye(len(TASTE_CLASSES))[[TASTE_CLASSES.index(c) for c in audit]]
     parts.append(_prediction_frame(part, LEAKAGE_AUDIT, LEAKAGE_AUDIT, onehot, True))
-    out = pd.concat(parts, ignore_index=True)
-    out["split"] = split
-    out["data_origin"] = "fartdb"
-    return out
-
-
-def _prediction_frame(part, fit_id, model_name, proba, is_audit) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {
-            "prediction_key": fit_id + ":" + part["molecule_row_key"],
-            "fit_id": fit_id,
-            "model_name": model_name,
-            "is_audit": is_audit,
-            "molecule_row_key": part["molecule_row_key"].to_numpy(),
-            "canonical_smiles": part[SMILES_COLUMN].to_numpy(),
-            "true_class": part[LABEL_COLUMN].to_numpy(),
-            "predicted_class": [TASTE_CLASSES[i] for i in proba.argmax(axis=1)],
-        }
+    return pl.concat(parts, how="vertical").with_columns(
+        split=pl.lit(split, dtype=pl.String), data_origin=pl.lit("fartdb", dtype=pl.String)
     )
-    for k, cls in enumerate(TASTE_CLASSES):
-        frame[f"proba_{cls}"] = proba[:, k]
-    return frame
+
+
+def _prediction_frame(part: pl.DataFrame, fit_id, model_name, proba, is_audit) -> pl.DataFrame:
+    return part.select(
+        (pl.lit(fit_id, dtype=pl.String) + ":" + pl.col("molecule_row_key")).alias(
+            "prediction_key"
+        ),
+        pl.lit(fit_id, dtype=pl.String).alias("fit_id"),
+        pl.lit(model_name, dtype=pl.String).alias("model_name"),
+        pl.lit(is_audit, dtype=pl.Boolean).alias("is_audit"),
+        pl.col("molecule_row_key"),
+        pl.col(SMILES_COLUMN).alias("canonical_smiles"),
+        pl.col(LABEL_COLUMN).alias("true_class"),
+        pl.Series(
+            "predicted_class", [TASTE_CLASSES[i] for i in proba.argmax(axis=1)], dtype=pl.String
+        ),
+        *(
+            pl.Series(f"proba_{cls}", proba[:, k], dtype=pl.Float64)
+            for k, cls in enumerate(TASTE_CLASSES)
+        ),
+    )
 
 
 def _by_model(preds: pl.DataFrame):
@@ -142,10 +138,7 @@ def metrics_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
     """agg_molecular_metrics: accuracy, macro P/R/F1, OvR AUROC with BCa 95% CIs per model."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        # the metrics library returns pandas: converted at that call
-        ci = pl.from_pandas(
-            bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        )
+        ci = bca_classification(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
         rows.append(
             ci.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
                 is_audit=pl.lit(is_audit), n_molecules=pl.lit(g.height, dtype=pl.Int64)
@@ -163,10 +156,7 @@ def per_class_table(preds: pl.DataFrame, n_boot: int = 10_000) -> pl.DataFrame:
     always had."""
     rows = []
     for model, is_audit, g, proba in _by_model(preds):
-        # the metrics library returns pandas: converted at that call
-        pc = pl.from_pandas(
-            per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
-        )
+        pc = per_class_metrics(g["true_class"], g["predicted_class"], proba, n_boot=n_boot)
         rows.append(
             pc.select(pl.lit(model, dtype=pl.String).alias("model_name"), pl.all()).with_columns(
                 is_audit=pl.lit(is_audit)
@@ -188,7 +178,7 @@ def comparisons_table(preds: pl.DataFrame) -> pl.DataFrame:
         g = g.sort("molecule_row_key", maintain_order=True)
         models[model] = g["predicted_class"].to_numpy()
         truth = g["true_class"].to_numpy()
-    out = pl.from_pandas(compare_all(models, y_true=truth))  # the library returns pandas
+    out = compare_all(models, y_true=truth)
     return out.select(
         (pl.col("model_a") + ":" + pl.col("model_b")).alias("comparison_key"), pl.all()
     ).with_columns(data_origin=pl.lit("fartdb"))
@@ -201,10 +191,7 @@ def featurized_molecules(smiles: list[str], sources: pl.DataFrame) -> pl.DataFra
     always has)."""
     unique = sorted(set(smiles))
     feats = featurize(unique, descriptors=True)
-    # the featurizer returns pandas: converted here
-    frame = pl.from_pandas(
-        feats.frame.drop(columns=["row_index", "input_smiles", "smiles_differs"])
-    )
+    frame = feats.frame.drop("row_index", "input_smiles", "smiles_differs")
     frame = frame.with_columns(
         morgan_on_bits=pl.Series(
             [np.flatnonzero(row).astype(np.int32) for row in feats.fingerprints],
@@ -237,12 +224,9 @@ def molecule_sources(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> tuple[pl
         inchikey=False,
         on_error="report",
     )
-    # the featurizer returns pandas: read here as arrays
     fa = pl.DataFrame(
         {
-            "canonical_smiles": pl.Series(
-                feats.frame["canonical_smiles"].tolist(), dtype=pl.String
-            ),
+            "canonical_smiles": feats.frame["canonical_smiles"],
             "pubchem_cid": pc["pubchem_cid"].to_numpy()[feats.frame["row_index"].to_numpy()],
         }
     )
@@ -254,24 +238,7 @@ def molecule_sources(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> tuple[pl
     out = fart.join(fa, on="canonical_smiles", how="full", coalesce=True).with_columns(
         pl.col("in_fartdb").fill_null(False), pl.col("in_foodatlas").fill_null(False)
     )
-    return out.sort("canonical_smiles"), len(feats.invalid)
-
-
-def _embedding_frame(table: pd.DataFrame) -> pl.DataFrame:
-    """An :meth:`~warehouse.molecular.embeddings.Embedding.table` (pandas, converted here) as
-    polars; each vector as its float32 values in a DOUBLE list."""
-    return pl.DataFrame(
-        {
-            "canonical_smiles": pl.Series(table["canonical_smiles"].tolist(), dtype=pl.String),
-            "encoder": pl.Series(table["encoder"].tolist(), dtype=pl.String),
-            "fit_hash": pl.Series(table["fit_hash"].tolist(), dtype=pl.String),
-            "dim": pl.Series(table["dim"].to_numpy(dtype=np.int64)),
-            "embedding": pl.Series(
-                [v.astype(np.float32).tolist() for v in table["embedding"]],
-                dtype=pl.List(pl.Float64),
-            ),
-        }
-    )
+    return out.sort("canonical_smiles"), feats.invalid.height
 
 
 def compound_embeddings(
@@ -289,7 +256,7 @@ def compound_embeddings(
     chosen = fit_store.selected_dmpnn(fit_store.registered_dmpnn_fits(dmpnn_dir))
     if chosen is not None:
         tables.append(fit_store.cached_dmpnn_embedding(chosen.checkpoint, smiles, root).table())
-    out = pl.concat([_embedding_frame(t) for t in tables])
+    out = pl.concat(tables)
     return out.select(
         (pl.col("encoder") + ":" + pl.col("canonical_smiles")).alias("embedding_key"), pl.all()
     ).with_columns(data_origin=pl.lit("derived"))

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
 from scipy import stats
 
 from warehouse.molecular.labels import CLASS_INDEX, TASTE_CLASSES
@@ -298,7 +298,7 @@ def bootstrap_metrics(
 
 def bca_classification(
     y_true, y_pred, proba=None, n_boot: int = 10_000, seed: int = 42
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """BCa 95% CIs of accuracy and the macro metrics.
 
     Columns: metric, point, ci_lo, ci_hi, n_boot, n_boot_finite (replicates where the
@@ -310,14 +310,19 @@ def bca_classification(
         if name in bm.estimate:
             est, lo, hi, nf = bm.interval(name)
             rows.append((name, est, lo, hi, n_boot, nf))
-    return pd.DataFrame(
-        rows, columns=["metric", "point", "ci_lo", "ci_hi", "n_boot", "n_boot_finite"]
-    )
+    schema = {"metric": pl.String, "point": pl.Float64, "ci_lo": pl.Float64}
+    schema |= {"ci_hi": pl.Float64, "n_boot": pl.Int64, "n_boot_finite": pl.Int64}
+    return _nan_to_null(pl.DataFrame(rows, schema=schema, orient="row"))
+
+
+def _nan_to_null(frame: pl.DataFrame) -> pl.DataFrame:
+    """An undefined statistic (NaN) is a missing value (null)."""
+    return frame.with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
 def per_class_metrics(
     y_true, y_pred, proba=None, n_boot: int = 10_000, seed: int = 42
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """One row per taste class: support, precision, recall, F1, AUROC, each with BCa 95% CI.
 
     Columns ``<metric>``, ``<metric>_ci_lo``, ``<metric>_ci_hi`` and
@@ -339,7 +344,7 @@ def per_class_metrics(
                 f"{metric}_n_boot_finite": nf,
             }
         records.append(rec)
-    return pd.DataFrame.from_records(records)
+    return _nan_to_null(pl.DataFrame(records, infer_schema_length=None))
 
 
 # ---------------------------------------------------------------------------- McNemar
@@ -380,7 +385,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return out
 
 
-def compare_all(models: Mapping[str, object], split: str = "test", y_true=None) -> pd.DataFrame:
+def compare_all(models: Mapping[str, object], split: str = "test", y_true=None) -> pl.DataFrame:
     """McNemar for every pair of models (Holm-corrected across pairs).
 
     ``models`` maps a name to a :class:`~warehouse.molecular.baselines.FitResult` (its
@@ -413,7 +418,7 @@ def compare_all(models: Mapping[str, object], split: str = "test", y_true=None) 
                 **res,
             }
         )
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["p_holm"] = holm(out["p_value"].to_numpy())
+    out = pl.DataFrame(rows, infer_schema_length=None)
+    if out.height:
+        out = out.with_columns(p_holm=pl.Series(holm(out["p_value"].to_numpy())))
     return out

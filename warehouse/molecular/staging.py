@@ -3,7 +3,6 @@ every fit is trained and scored on, in split-file order."""
 
 from __future__ import annotations
 
-import pandas as pd
 import polars as pl
 from rdkit import rdBase
 
@@ -58,24 +57,22 @@ def stage_fartdb_molecules(raw: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def split_rows(molecules: pd.DataFrame, split: str) -> pd.DataFrame:
+def split_rows(molecules: pl.DataFrame, split: str) -> pl.DataFrame:
     """One split of stg_fartdb__molecules in split-file order (``file_row_number``), the order
     every fit's per-split arrays follow."""
-    return molecules[molecules["split"] == split].sort_values("file_row_number", kind="stable")
+    part = molecules.filter(pl.col("split") == split)
+    return part.sort("file_row_number", maintain_order=True)
 
 
-def split_frames(molecules: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def split_frames(molecules: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """stg_fartdb__molecules -> per split, in the library's column names (SMILES + class only;
     ``original_labels`` never reaches a model), in split-file order."""
-    out = {}
-    for split in SPLITS:
-        part = split_rows(molecules, split)
-        out[split] = pd.DataFrame(
-            {
-                "molecule_row_key": part["molecule_row_key"].to_numpy(),
-                "file_row_number": part["file_row_number"].to_numpy(),
-                SMILES_COLUMN: part["canonical_smiles"].to_numpy(),
-                LABEL_COLUMN: part["taste_class"].to_numpy(),
-            }
+    return {
+        split: split_rows(molecules, split).select(
+            "molecule_row_key",
+            "file_row_number",
+            pl.col("canonical_smiles").alias(SMILES_COLUMN),
+            pl.col("taste_class").alias(LABEL_COLUMN),
         )
-    return out
+        for split in SPLITS
+    }

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from warehouse.config import Settings
 from warehouse.errors import WarehouseError
 from warehouse.molecular import DMPNNConfig, grid_configs, run_grid
@@ -22,9 +24,9 @@ def fartdb_frames(settings: Settings) -> tuple:
     """The three official splits, read and verified through the registry, in file order (each
     row keeps ``_file_row``, which ``train_dmpnn`` records next to its predictions)."""
     (table,) = read_fartdb(settings)
-    frame = table.frame.to_pandas()  # the D-MPNN trainer takes pandas frames
+    frame = table.frame
     return tuple(
-        frame[frame["split"] == s].sort_values("_file_row").reset_index(drop=True)
+        frame.filter(pl.col("split") == s).sort("_file_row", maintain_order=True)
         for s in ("train", "val", "test")
     )
 

@@ -1,7 +1,8 @@
 """Run every GX suite in ``expectations/`` and every de-identification guard against a warehouse.
 
-``run_quality(db_path, ...)`` reads each suite's model from DuckDB into pandas (the GX SQL
-datasource does not work with DuckDB), validates it in an ephemeral GX context, runs the guards on
+``run_quality(db_path, ...)`` reads each suite's model from DuckDB as polars and hands GX a pandas
+copy (:func:`gx_batch`: GX's pandas datasource demands pandas, and the GX SQL datasource does not
+work with DuckDB), validates it in an ephemeral GX context, runs the guards on
 the public tables and the public candidates (``warehouse.quality.public_tables``), and returns a
 ``QualityResult``. Optionally it writes ``reports.rpt_data_quality`` into the warehouse (the build
 does this on the staging file before the swap), appends a summary line to the history file and
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-import pandas as pd
+import pandas as pd  # only for the batches GX validates (gx_batch, _GX.validate)
 import polars as pl
 
 from warehouse.config import REPO_ROOT, Settings, apply_quiet_env
@@ -114,8 +115,21 @@ class _GX:
         )
 
 
-def _read(con, sql: str) -> pd.DataFrame:
-    return con.sql(sql).df()
+def _read(con, sql: str) -> pl.DataFrame:
+    return con.sql(sql).pl()
+
+
+def gx_batch(frame: pl.DataFrame) -> pd.DataFrame:
+    """The pandas batch GX validates (the GX boundary), typed as DuckDB's ``.df()`` types it, so
+    the checks see what they saw before: an integer or boolean column with nulls becomes a pandas
+    masked column (``Int32``, ``boolean``...), never float or object; everything else is polars'
+    ``to_pandas``."""
+    out = frame.to_pandas()
+    for name, dtype in frame.schema.items():
+        if frame[name].null_count() and (dtype.is_integer() or dtype == pl.Boolean):
+            masked = "boolean" if dtype == pl.Boolean else str(dtype)  # Int32 -> pandas Int32
+            out[name] = pd.array(frame[name].to_list(), dtype=masked)
+    return out
 
 
 def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteResult:
@@ -126,7 +140,7 @@ def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteR
         suite = mod.build_suite()
         result.suite = suite.name
         query = getattr(mod, "QUERY", None) or f"select * from {model}"
-        frame = _read(con, query)
+        frame = gx_batch(_read(con, query))  # the GX boundary
         params = mod.parameters(con) if hasattr(mod, "parameters") else {}
         skipped = _skip_scale(suite, data_origin)
         validation = gxr.validate(frame, suite, params)

@@ -10,9 +10,9 @@
   and the manifest; :mod:`.schema`: what each file contains; :mod:`.gated`: the gated folder;
   :mod:`.derive`: derivations shared by export and verify.
 
-Frames are polars (pyarrow for Parquet); pandas appears only where the metrics and human
-libraries take it, converted at that call. Heavy dependencies (duckdb, the guards, the metrics)
-are imported inside functions.
+Frames are polars (pyarrow for Parquet); pandas appears only where the metrics library takes or
+returns it (``warehouse.metrics``, until it moves to polars), converted at that call. Heavy
+dependencies (duckdb, the guards, the metrics) are imported inside functions.
 """
 
 from warehouse.release.gated import GatedStateError

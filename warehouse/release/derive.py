@@ -2,7 +2,7 @@
 be recomputed from other released files (gold pairs from ranks, the human-baseline summary, the
 model metrics, the release audits). Metrics come from :mod:`warehouse.metrics`
 (:mod:`.tables`, :mod:`.scoring`) and :mod:`warehouse.human`; nothing is re-implemented here.
-Frames are polars; those libraries take pandas, converted at each call."""
+Frames are polars, in and out of both libraries."""
 
 from __future__ import annotations
 
@@ -130,17 +130,19 @@ def category_counts(products) -> pl.DataFrame:
 # --- human baseline -----------------------------------------------------------------------------
 def human_summary(panelist_rows, reliability, split_half, curve) -> pl.DataFrame:
     """``human_baseline/summary.csv`` (metric, value) from the released human-baseline tables via
-    :func:`warehouse.human.summarize_human_baseline` (pandas, converted at that call); figures
-    that need panelist ids (n_panelists) or a model (model_accuracy, k_star) are left out."""
-    import pandas as pd
-
+    :func:`warehouse.human.summarize_human_baseline`; figures that need panelist ids
+    (n_panelists) or a model (model_accuracy, k_star) are left out; a missing figure is NaN."""
     from warehouse.human import summarize_human_baseline
 
     row = summarize_human_baseline(
-        pd.DataFrame({"respondent_id": pd.Series([], dtype=object)}),
-        *(as_frame(f).to_pandas() for f in (panelist_rows, reliability, split_half, curve)),
-    ).iloc[0]
-    rows = [(k, float(v)) for k, v in row.items() if k not in SUMMARY_DROP]
+        pl.DataFrame(schema={"respondent_id": pl.String}),
+        *(as_frame(f) for f in (panelist_rows, reliability, split_half, curve)),
+    ).row(0, named=True)
+    rows = [
+        (k, float("nan") if v is None else float(v))
+        for k, v in row.items()
+        if k not in SUMMARY_DROP
+    ]
     return pl.DataFrame(rows, schema={"metric": pl.String, "value": pl.Float64}, orient="row")
 
 

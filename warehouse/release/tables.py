@@ -14,7 +14,7 @@ types, sort key, descriptions: the same spec drives the Croissant record sets an
   sc:Integer | sc:Float | sc:Boolean``); its values are those the CSV reads back as, so the two
   files hold the same table.
 
-Frames are polars (a pandas frame, e.g. a metrics-library result, is converted on entry). The same
+Frames are polars (a caller's pandas frame is converted on entry). The same
 frame therefore always gives the same bytes, and a file parsed with :func:`read_table` and written
 again is byte-identical.
 """
@@ -128,10 +128,12 @@ def parse_value(text: str, type_: str) -> object:
 
 
 def as_frame(frame) -> pl.DataFrame:
-    """A polars frame; pandas input (metrics-library results) is converted here."""
+    """A polars frame. The warehouse's own code passes polars; a caller's pandas frame (a user's
+    script, the unit tests' hand-made inputs) is converted here, object columns' missing values
+    to null."""
     if isinstance(frame, pl.DataFrame):
         return frame
-    import pandas as pd
+    import pandas as pd  # only to recognise a caller's pandas frame
 
     if isinstance(frame, pd.DataFrame):
         f = frame.reset_index(drop=True).copy()

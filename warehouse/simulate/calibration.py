@@ -6,8 +6,7 @@ Krippendorff alpha (.077), the LOO panelist pairwise accuracy distribution (medi
 .50-.75) and the split-half pairwise agreement (median .825). It uses ``warehouse.human`` when that
 package provides the kernels, otherwise the small implementation below (same definitions).
 
-Frames: ratings and flags move as polars; the ``warehouse.human`` kernels take pandas, so
-:func:`_summarize_human` converts right at that call.
+Frames: ratings and flags move as polars, into the ``warehouse.human`` kernels too.
 """
 
 from __future__ import annotations
@@ -226,12 +225,13 @@ def _summarize_human(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> Calib
         split_half_reliability,
     )
 
-    # the warehouse.human kernels take pandas frames: converted here
-    frame = ratings.to_pandas().merge(
-        is_reference.to_pandas(), on=["category", "product_code"], how="left"
+    frame = (
+        ratings.join(
+            is_reference, on=["category", "product_code"], how="left", maintain_order="left"
+        )
+        .rename({"respondent": "respondent_id"})
+        .with_columns(pl.col("is_reference").fill_null(False).cast(pl.Boolean))
     )
-    frame = frame.rename(columns={"respondent": "respondent_id"})
-    frame["is_reference"] = frame["is_reference"].fillna(False).astype(bool)
     bp, br = assign_blocks(
         frame, min_respondents=BLOCK_MIN_RESPONDENTS, min_analogs=BLOCK_MIN_ANALOGS
     )
@@ -240,11 +240,11 @@ def _summarize_human(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> Calib
     rel = block_reliability(frame, bp, br)
     sh = split_half_reliability(frame, bp, br, n_iter=1000, seed=42)
     return _summary(
-        rel["krippendorff_alpha_ordinal"].to_numpy(dtype=float),
-        acc["pairwise_accuracy"].to_numpy(dtype=float),
-        sh["split_half_pairwise_agreement"].to_numpy(dtype=float),
+        rel["krippendorff_alpha_ordinal"].cast(pl.Float64).to_numpy(),
+        acc["pairwise_accuracy"].cast(pl.Float64).to_numpy(),
+        sh["split_half_pairwise_agreement"].cast(pl.Float64).to_numpy(),
         [m.analogs for m in mats],
-        int(br["respondent_id"].nunique()),
+        br["respondent_id"].n_unique(),
         "warehouse.human",
     )
 

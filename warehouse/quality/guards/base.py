@@ -181,21 +181,21 @@ class GatedContext:
 
 
 def _panelist_map(con) -> pl.DataFrame | None:
-    """category, block_id, panelist_number, respondent_id (the human library, pandas boundary)."""
+    """category, block_id, panelist_number, respondent_id (text), from the human library."""
     from warehouse.human import panelists as human_panelists
 
-    dim = con.sql("select product_key, is_reference from marts.dim_products").df()
+    dim = con.sql("select product_key, is_reference from marts.dim_products").pl()
     ratings = con.sql(
         "select category, respondent_id, product_code, product_key, similarity, "
         "is_benchmark_year, is_benchmark_category from staging.stg_nectar__ratings"
-    ).df()
+    ).pl()
     rated = human_panelists.benchmark_ratings(ratings, dim)
-    if not len(rated):
+    if not rated.height:
         return None
     _, br = human_panelists.blocks(rated)
     numbers = human_panelists.panelist_numbers(br)
     cols = ["category", "block_id", "panelist_number", "respondent_id"]
-    return pl.from_pandas(numbers[cols].astype({"respondent_id": str}))
+    return numbers.select(cols).with_columns(pl.col("respondent_id").cast(pl.String))
 
 
 # --- frames and columns -------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def as_polars(frame) -> pl.DataFrame:
     """A polars DataFrame; pandas input (GX batches) is converted here, object columns as text."""
     if isinstance(frame, pl.DataFrame):
         return frame
-    import pandas as pd
+    import pandas as pd  # GX's pandas execution engine hands the guard expectation pandas batches
 
     if isinstance(frame, pd.DataFrame):
         f = frame.copy()

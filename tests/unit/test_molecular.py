@@ -244,6 +244,16 @@ def test_random_forest_runs_with_balanced_weights(fart):
     assert rf.config["params"]["class_weight"] == "balanced_subsample"
     assert rf.proba["test"].shape == (100, 5)
     np.testing.assert_allclose(rf.proba["test"].sum(axis=1), 1.0)
+    # byte-stable: the probabilities are the trees' summed in tree order (one thread), not in
+    # the order two prediction threads happen to finish
+    from warehouse.molecular.featurize import fingerprint_matrix
+
+    X, _ = fingerprint_matrix(_small(fart, (600, 100, 100))[2][SMILES_COLUMN].to_list())
+    acc = np.zeros((X.shape[0], len(rf.model.classes_)))
+    for tree in rf.model.estimators_:
+        acc += tree.predict_proba(X)
+    assert rf.model.n_jobs == 1
+    assert np.array_equal(rf.model.predict_proba(X), acc / len(rf.model.estimators_))
 
 
 def test_lightgbm_full_splits_reach_target(lgbm_full):

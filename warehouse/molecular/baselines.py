@@ -165,6 +165,9 @@ def _fit_random_forest(cfg, X, y):
     from sklearn.ensemble import RandomForestClassifier
 
     model = RandomForestClassifier(**cfg).fit(X["train"], y["train"])
+    # predict on one thread: with n_jobs > 1 the trees' probabilities are summed in whatever
+    # order the threads finish, which moves the last bit between runs (outputs byte-stable)
+    model.set_params(n_jobs=1)
     proba = {s: _full_proba(model.predict_proba(X[s]), model.classes_) for s in SPLITS}
     return model, proba, {}
 

@@ -11,7 +11,7 @@ MODEL = "marts.fct_block_products"
 
 def parameters(con) -> dict:
     rows = con.sql(
-        "select category, block_id, n_analogs + n_references from marts.dim_blocks"
+        "select category, block_id, n_analogs + n_references from marts.dim_blocks order by 1, 2"
     ).fetchall()
     return {"products_per_block": {f"{c}:{b}": int(n) for c, b, n in rows}}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 # Columns that differ between two builds of the same inputs by design.
 VOLATILE_COLUMN = re.compile(
     r"^(_?loaded_at|run_at|run_id|.*_wall_s|seconds|_?source_file|artifact_path|local_path"
-    r"|image_local_path|.*_seconds)$"
+    r"|image_local_path|bundle_dir|.*_seconds)$"
 )
 VOLATILE_TYPES = ("TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "DATE", "TIME")
 

@@ -375,8 +375,28 @@ def command(args: argparse.Namespace) -> str:
     )
 
 
-def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) -> dict[str, str]:
-    """The block's sections (:data:`SECTIONS`) this run measured, as markdown."""
+def kept_rows(sections: dict[str, str], computed: set[str]) -> dict[str, dict[str, list[str]]]:
+    """Per metric, the cells of the table rows in ``sections`` (the current docs) of methods
+    NOT in ``computed``: a run with ``--groups`` keeps them (they are deterministic)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for metric in INTERVAL_METRICS:
+        for line in sections.get(metric, "").splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            name = cells[0].strip("*")
+            if line.startswith("| ") and name in CI_METHODS and name not in computed:
+                out.setdefault(metric, {})[name] = cells[1:]
+    return out
+
+
+def render(
+    summary: pl.DataFrame,
+    args: argparse.Namespace,
+    cpu_seconds: float,
+    kept: dict[str, dict[str, list[str]]] | None = None,
+) -> dict[str, str]:
+    """The block's sections (:data:`SECTIONS`) this run measured, as markdown; ``kept``: rows
+    of methods this run did not compute (:func:`kept_rows`), shown and judged alongside."""
+    kept = kept or {}
     out = {}
     if args.metrics == list(SECTIONS[1:]):
         out["legend"] = "\n".join(
@@ -393,7 +413,7 @@ def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) 
         )
     met = summary.filter(pl.col("kind") == "metric")
     scen = list(dict.fromkeys(met["scenario"].to_list()))
-    verdicts = verdict(summary)
+    verdicts = verdict(summary, kept)
     for metric in INTERVAL_METRICS:
         sub = met.filter(pl.col("metric") == metric)
         if not sub.height:
@@ -406,13 +426,21 @@ def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) 
                 r["scenario"]: r
                 for r in sub.filter(pl.col("method") == method).iter_rows(named=True)
             }
-            if not rows:
-                continue
             name = f"**{method}**" if DEFAULT_CI_METHODS[metric] == method else method
-            lines.append(f"| {name} | " + " | ".join(_cell(rows[s]) for s in scen) + " |")
+            if rows:
+                cells = [_cell(rows[s]) for s in scen]
+            elif method in kept.get(metric, {}):
+                cells = kept[metric][method]
+            else:
+                continue
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines += ["", verdicts[metric]]
         if "legend" not in out:
-            lines += ["", f"(This table: `{command(args)}`.)"]
+            which = ""
+            if kept.get(metric):
+                done = list(dict.fromkeys(sub["method"].to_list()))
+                which = f"rows {', '.join(done)} by "
+            lines += ["", f"(This table: {which}`{command(args)}`; other rows: the full run.)"]
         out[metric] = "\n".join(lines)
     pcat = summary.filter(pl.col("kind") == "per_category")
     if pcat.height:
@@ -469,9 +497,15 @@ def choose(coverage: dict[str, list[float]], lo: float = 0.93, hi: float = 0.97)
     return max(coverage, key=lambda m: min(coverage[m]))
 
 
-def verdict(summary: pl.DataFrame, lo: float = 0.93, hi: float = 0.97) -> dict[str, str]:
-    """Per measured metric: the method the rule picks, whether the library default agrees, and
-    whether it stays within [lo, hi] at every level."""
+def verdict(
+    summary: pl.DataFrame,
+    kept: dict[str, dict[str, list[str]]] | None = None,
+    lo: float = 0.93,
+    hi: float = 0.97,
+) -> dict[str, str]:
+    """Per measured metric: the method the rule picks (among the computed and the ``kept``
+    rows), whether the library default agrees, and whether it stays within [lo, hi] at every
+    level."""
     met = summary.filter(pl.col("kind") == "metric")
     out = {}
     for metric in INTERVAL_METRICS:
@@ -482,6 +516,8 @@ def verdict(summary: pl.DataFrame, lo: float = 0.93, hi: float = 0.97) -> dict[s
             m: sub.filter(pl.col("method") == m)["coverage"].to_list()
             for m in dict.fromkeys(sub["method"].to_list())
         }
+        for m, cells in (kept or {}).get(metric, {}).items():
+            coverage.setdefault(m, [float(c.split()[0]) / 100 for c in cells])
         pick = choose(coverage, lo, hi)
         default = DEFAULT_CI_METHODS[metric]
         cov = coverage[default]
@@ -552,8 +588,17 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(SECTIONS[1:])
         + "; --write-docs then rewrites only those",
     )
+    ap.add_argument(
+        "--groups",
+        type=lambda text: text.split(","),
+        default=list(GROUPS),
+        help=f"comma-separated method groups to compute (default: all): {', '.join(GROUPS)}; "
+        "--write-docs keeps the other methods' rows of each rewritten table",
+    )
     ap.add_argument("--write-docs", action="store_true", help="update docs/statistics.md")
     args = ap.parse_args(argv)
+    if not set(args.groups) <= set(GROUPS):
+        ap.error(f"unknown --groups {sorted(set(args.groups) - set(GROUPS))}")
     bad = [m for m in args.metrics if m not in SECTIONS[1:]]
     if bad:
         ap.error(f"unknown --metrics {bad}; choose from {', '.join(SECTIONS[1:])}")
@@ -591,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         per_cat = {c: (n, float(truth.acc[c])) for n, c in per_size.items()}
         if "per_category" not in args.metrics:
             per_cat = {}
-        for ch, g in itertools.product(chunks, GROUPS):
+        for ch, g in itertools.product(chunks, args.groups):
             keys.append(caches[g] / f"level{li}-{ch.start}-{ch.stop}.parquet")
             run_args = (sizes, level, truth.r, est, ch, args.n_boot, per_cat, g, metrics)
             tasks.append((run_levels, run_args))
@@ -599,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         ta, tb = Truth(sizes, la, scores), Truth(sizes, lb, scores)
         diff = float(ta.pair_w @ (ta.acc - tb.acc))
         r_ab = np.stack([ta.r, tb.r])
-        for ch, g in itertools.product(chunks, GROUPS):
+        for ch, g in itertools.product(chunks, args.groups):
             keys.append(caches[g] / f"paired{p}-{ch.start}-{ch.stop}.parquet")
             tasks.append((run_paired, (sizes, p, r_ab, diff, ch, args.n_boot, g)))
     for cache in caches.values():
@@ -617,7 +662,11 @@ def main(argv: list[str] | None = None) -> int:
     records = pl.concat(frames).drop("cpu_s").rows()
     summary = summarize(records)
     elapsed = time.perf_counter() - t0
-    sections = render(summary, args, cpu_total)
+    computed = {m for g in args.groups for m in GROUPS[g]["metric"]}
+    kept = {}
+    if computed != set(CI_METHODS):
+        kept = kept_rows(split_block(DOCS.read_text())[1], computed)
+    sections = render(summary, args, cpu_total, kept)
     print()
     print("\n\n".join(sections.values()))
     print(f"total {elapsed:.0f} s wall here, {cpu_total / 60:.0f} CPU-minutes in all chunks")

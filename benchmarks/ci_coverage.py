@@ -56,8 +56,11 @@ from joblib import Parallel, delayed
 from scipy import optimize, special
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+for _path in (REPO_ROOT, REPO_ROOT / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from coverage_docs import BEGIN, DOCS, END, SECTIONS, kept_rows, merge_block, split_block  # noqa: E402, F401
 
 from warehouse.metrics import compare_models, pairwise_credits  # noqa: E402
 from warehouse.metrics.intervals import (  # noqa: E402
@@ -73,11 +76,6 @@ from warehouse.metrics.intervals import (  # noqa: E402
 from warehouse.metrics.paired import PRODUCT_METHODS  # noqa: E402
 
 PAIRS = Path("tastebench_public/food_similarity/data/pairs.csv")
-DOCS = REPO_ROOT / "docs" / "statistics.md"
-BEGIN, END = "<!-- ci-coverage:begin -->", "<!-- ci-coverage:end -->"
-SECTIONS = ("legend", *INTERVAL_METRICS, "per_category", "paired")
-"""Sections of the block, each between ``<!-- ci-coverage:NAME -->`` and
-``<!-- ci-coverage:NAME:end -->``; a run with ``--metrics`` rewrites only its own."""
 LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 PAIRED = ((0.75, 0.75), (0.80, 0.75), (0.95, 0.90))
 PER_CATEGORY_SIZES = (5, 10, 18)
@@ -368,24 +366,13 @@ RULE = (
 
 
 def command(args: argparse.Namespace) -> str:
-    """The command line that reproduces a run (``--metrics`` only when it was given)."""
+    """The command line that reproduces a run (``--metrics``, ``--groups`` when given)."""
     only = f" --metrics {','.join(args.metrics)}" if args.metrics != list(SECTIONS[1:]) else ""
+    if args.groups != list(GROUPS):
+        only += f" --groups {','.join(args.groups)}"
     return (
         f"python benchmarks/ci_coverage.py{only} --datasets {args.datasets} --n-boot {args.n_boot}"
     )
-
-
-def kept_rows(sections: dict[str, str], computed: set[str]) -> dict[str, dict[str, list[str]]]:
-    """Per metric, the cells of the table rows in ``sections`` (the current docs) of methods
-    NOT in ``computed``: a run with ``--groups`` keeps them (they are deterministic)."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for metric in INTERVAL_METRICS:
-        for line in sections.get(metric, "").splitlines():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            name = cells[0].strip("*")
-            if line.startswith("| ") and name in CI_METHODS and name not in computed:
-                out.setdefault(metric, {})[name] = cells[1:]
-    return out
 
 
 def render(
@@ -440,7 +427,8 @@ def render(
             if kept.get(metric):
                 done = list(dict.fromkeys(sub["method"].to_list()))
                 which = f"rows {', '.join(done)} by "
-            lines += ["", f"(This table: {which}`{command(args)}`; other rows: the full run.)"]
+            rest = "; other rows: the full run in the legend" if which else ""
+            lines += ["", f"(This table: {which}`{command(args)}`{rest}.)"]
         out[metric] = "\n".join(lines)
     pcat = summary.filter(pl.col("kind") == "per_category")
     if pcat.height:
@@ -530,44 +518,6 @@ def verdict(
             "at every level)"
         )
     return out
-
-
-def _marker(name: str, end: bool = False) -> str:
-    return f"<!-- ci-coverage:{name}{':end' if end else ''} -->"
-
-
-def split_block(text: str) -> tuple[str, dict[str, str], str]:
-    """``(head, sections, tail)`` of a document holding one coverage block.
-
-    The block runs from the single :data:`BEGIN` to the LAST :data:`END`; only section
-    markers inside it are read, so a stray or repeated end marker (an earlier writer's
-    leftover) is dropped on the next write instead of surviving in the tail.
-    """
-    if text.count(BEGIN) != 1 or END not in text.split(BEGIN, 1)[1]:
-        raise SystemExit(f"{DOCS} needs exactly one {BEGIN} followed by {END}")
-    head, rest = text.split(BEGIN, 1)
-    block, tail = rest.rsplit(END, 1)
-    sections = {}
-    for name in SECTIONS:
-        begin, end = _marker(name), _marker(name, end=True)
-        if begin in block:
-            if end not in block.split(begin, 1)[1]:
-                raise SystemExit(f"{DOCS}: {begin} has no {end}")
-            sections[name] = block.split(begin, 1)[1].split(end, 1)[0].strip("\n")
-    return head, sections, tail
-
-
-def merge_block(text: str, sections: dict[str, str]) -> str:
-    """``text`` with the given sections replaced (the others kept); idempotent."""
-    head, current, tail = split_block(text)
-    current.update(sections)
-    missing = [name for name in SECTIONS if name not in current]
-    if missing:
-        raise SystemExit(f"{DOCS} lacks sections {missing}: run the study without --metrics")
-    body = "\n\n".join(
-        f"{_marker(name)}\n{current[name]}\n{_marker(name, end=True)}" for name in SECTIONS
-    )
-    return f"{head}{BEGIN}\n{body}\n{END}{tail}"
 
 
 def write_docs(sections: dict[str, str]) -> None:

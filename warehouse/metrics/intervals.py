@@ -96,7 +96,7 @@ CI_METHODS = tuple(METHOD_METRICS)
 
 DEFAULT_CI_METHODS: dict[str, str] = {
     "pairwise_accuracy": "ustat_t",
-    "spearman": "distinct_percentile",
+    "spearman": "ustat_satt",
     "kendall_tau": "ustat_t",
     "recall_at_1": "category_jeffreys",
     "recall_at_2": "category_jeffreys",

@@ -265,7 +265,8 @@ def _ustat(data: _Data, metric: str, alpha: float, method: str = "ustat_t") -> I
         jack = float(np.nan_to_num(cv.jackknife))
         parts_u.append(w[c] ** 2 * (cv.unbiased if np.isfinite(cv.unbiased) else jack))
         parts_j.append(w[c] ** 2 * jack)
-    unbiased, jackknife = float(np.sum(parts_u)), float(np.sum(parts_j))
+    # summed in category order from 0.0, as ustat_t always has (its values stay bit for bit)
+    unbiased, jackknife = float(sum(parts_u, 0.0)), float(sum(parts_j, 0.0))
     var = _choose_variance(unbiased, jackknife, notes)
     if var is None:
         return _degenerate(metric, method, point, _NO_VARIABILITY)

@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 from scipy import stats
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"expected 9 out-of-fold files in {oof_dir}, found {len(files)}", file=sys.stderr)
         return 2
     nnls_path = oof_dir / "nested_bt_gemini_nnls.csv"
-    cat, gold, pred = arrays_from_frame(pd.read_csv(nnls_path))
+    cat, gold, pred = arrays_from_frame(pl.read_csv(nnls_path))
     print(f"data: {oof_dir}")
     print(
         f"cores available: {os.cpu_count()}; n_boot={args.n_boot}, "
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     for path in files:
         with Timer() as t_file:
-            c, g, p = arrays_from_frame(pd.read_csv(path))
+            c, g, p = arrays_from_frame(pl.read_csv(path))
             pt = compute_all(c, g, p)
             ci = bca_ci(c, g, p, n_boot=args.n_boot, seed=args.seed)
             bca_ci_per_category(c, g, p, n_boot=args.n_boot, seed=args.seed)

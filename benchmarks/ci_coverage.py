@@ -295,7 +295,7 @@ def run_paired(sizes, pair_idx, r_ab, diff, indices, n_boot, group) -> list[tupl
         for method in GROUPS[group]["paired"]:
             row = compare_models(
                 credits, n_boot=n_boot, n_perm=n_boot, seed=seed, method=method
-            ).iloc[0]
+            ).row(0, named=True)
             out.append(
                 _record(
                     "paired",

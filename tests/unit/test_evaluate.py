@@ -14,7 +14,9 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -189,9 +191,9 @@ def test_comparisons_on_shared_products_when_coverage_differs(
 def test_pair_table_keys_ignore_row_order(nnls_frame) -> None:
     shuffled = nnls_frame.sample(frac=1.0, random_state=3)
     args = ("category", "product_code", "true_rank", "predicted_score")
-    a = pair_table(*(nnls_frame[c] for c in args)).set_index("pair_key").sort_index()
-    b = pair_table(*(shuffled[c] for c in args)).set_index("pair_key").sort_index()
-    pd.testing.assert_frame_equal(a, b)
+    a = pair_table(*(nnls_frame[c] for c in args)).sort("pair_key")
+    b = pair_table(*(shuffled[c] for c in args)).sort("pair_key")
+    assert_frame_equal(a, b)
 
 
 def test_files_whose_gold_disagrees_cannot_be_compared(tmp_path, nnls_frame) -> None:
@@ -503,60 +505,59 @@ def test_nine_files_with_all_metrics_and_cis_is_fast(oof_files) -> None:
 
 
 @pytest.fixture(scope="module")
-def oof_mart(oof_files) -> pd.DataFrame:
-    parts = []
-    for f in oof_files:
-        df = pd.read_csv(f)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "model_id": f.stem,
-                    "category": df["category"],
-                    "product_code": df["product_code"],
-                    "gold_value": df["true_rank"],
-                    "predicted_score": df["predicted_score"],
-                    "source": "tastebench_public",
-                    "data_origin": "tastebench_public",
-                }
-            )
+def oof_mart(oof_files) -> pl.DataFrame:
+    parts = [
+        pl.read_csv(f).select(
+            pl.lit(f.stem).alias("model_id"),
+            "category",
+            "product_code",
+            pl.col("true_rank").alias("gold_value"),
+            "predicted_score",
+            pl.lit("tastebench_public").alias("source"),
+            pl.lit("tastebench_public").alias("data_origin"),
         )
+        for f in oof_files
+    ]
     # shuffled on purpose: the marts sort each model's rows themselves
-    return pd.concat(parts, ignore_index=True).sample(frac=1.0, random_state=1)
+    return pl.concat(parts).sample(fraction=1.0, shuffle=True, seed=1)
 
 
 def test_metrics_mart_frame(oof_mart, public_dir, published, fast_result) -> None:
-    pairs = pd.read_csv(public_dir / "food_similarity" / "data" / "pairs.csv").rename(
-        columns={"higher_rated_product": "winner_product_code"}
+    pairs = pl.read_csv(public_dir / "food_similarity" / "data" / "pairs.csv").rename(
+        {"higher_rated_product": "winner_product_code"}
     )
     table = model_metrics_table(oof_mart, pairs, n_boot=FAST)
-    assert table["model_metric_key"].is_unique
+    assert table["model_metric_key"].n_unique() == len(table)
     # public files: both conventions (7 interval metrics twice, pooled once as 'none')
-    assert len(table[~table["is_trivial_policy"]]) == 9 * (7 + 7 + 1)
-    assert table[table["is_default_ci"]].groupby(["model_id", "metric"]).size().eq(1).all()
-    models = table[~table["is_trivial_policy"] & table["is_default_ci"]]
-    assert len(models) == 9 * 8 and models["model_id"].nunique() == 9
-    for r in models[models["metric"].isin(TABLE2)].itertuples():
-        assert abs(r.point - published.loc[r.model_id, r.metric]) <= TOL3
+    assert len(table.filter(~pl.col("is_trivial_policy"))) == 9 * (7 + 7 + 1)
+    default = table.filter(pl.col("is_default_ci"))
+    assert not default.select("model_id", "metric").is_duplicated().any()
+    models = default.filter(~pl.col("is_trivial_policy"))
+    assert len(models) == 9 * 8 and models["model_id"].n_unique() == 9
+    for r in models.filter(pl.col("metric").is_in(TABLE2)).iter_rows(named=True):
+        assert abs(r["point"] - published.loc[r["model_id"], r["metric"]]) <= TOL3
     # the same numbers as the evaluate JSON at the same seed and replicates
     ev = {m["name"]: m["metrics"] for m in fast_result["models"]}
-    for r in models.itertuples():
-        assert r.point == pytest.approx(ev[r.model_id][r.metric]["point"], abs=1e-12)
-        if r.ci_lo is not None and not np.isnan(r.ci_lo):
-            assert r.ci_lo == pytest.approx(ev[r.model_id][r.metric]["ci_lo"], abs=1e-12)
-    pols = table[table["is_trivial_policy"]]
+    for r in models.iter_rows(named=True):
+        want = ev[r["model_id"]][r["metric"]]
+        assert r["point"] == pytest.approx(want["point"], abs=1e-12)
+        if r["ci_lo"] is not None and not np.isnan(r["ci_lo"]):
+            assert r["ci_lo"] == pytest.approx(want["ci_lo"], abs=1e-12)
+    pols = table.filter(pl.col("is_trivial_policy"))
     assert set(pols["model_id"]) == {"policy:random", "policy:slot1_wins", "policy:lower_code_wins"}
     assert (table["data_origin"] == "tastebench_public").all()
 
 
 def test_per_category_and_comparison_mart_frames(oof_mart) -> None:
     per_cat = model_metrics_per_category_table(oof_mart, n_boot=FAST)
-    assert len(per_cat) == 9 * 24 * 2 and per_cat["model_category_key"].is_unique
+    assert len(per_cat) == 9 * 24 * 2
+    assert per_cat["model_category_key"].n_unique() == len(per_cat)
     assert set(per_cat["ci_method"]) == {"published_bca", "distinct_percentile"}
-    per_cat = per_cat[per_cat["is_default_ci"]]
+    per_cat = per_cat.filter(pl.col("is_default_ci"))
     assert len(per_cat) == 9 * 24
-    assert (per_cat.groupby("model_id")["n_pairs"].sum() == 935).all()
+    assert (per_cat.group_by("model_id").agg(pl.col("n_pairs").sum())["n_pairs"] == 935).all()
     comps = model_comparisons_table(oof_mart, n_boot=FAST)
-    assert len(comps) == 36 and comps["comparison_key"].is_unique
+    assert len(comps) == 36 and comps["comparison_key"].n_unique() == len(comps)
     assert (comps["ci_method"] == "ustat_t").all()
     assert (comps["model_a"] < comps["model_b"]).all()
     assert (comps["data_origin"] == "tastebench_public").all()

@@ -4,8 +4,9 @@ holds for strong predictors, and the marts carry both conventions only for the p
 
 The fixture ``tests/fixtures/evaluate/schema1_published_nnls_ridge_1000.json`` is the output of
 ``evaluate_files([nested_bt_gemini_nnls.csv, ridge_SNCTI_bench.csv], n_boot=1000)`` at main
-104fd0e (schema version 1, before the interval methods), ``source_file`` removed and the mirror's path written ``{PUBLIC_DIR}``: derived
-figures of the public files, frozen so the published convention cannot drift.
+104fd0e (schema version 1, before the interval methods), ``source_file`` removed and the
+mirror's path written ``{PUBLIC_DIR}``: derived figures of the public files, frozen so the
+published convention cannot drift.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 
 from warehouse.config import REPO_ROOT
@@ -89,9 +90,9 @@ def test_default_names_its_methods(paths) -> None:
 
 
 def _untied(public_dir: Path) -> tuple[np.ndarray, np.ndarray]:
-    df = pd.read_csv(public_dir / OOF / f"{FILES[0]}.csv")
-    cat = df["category"].to_numpy(dtype=object)
-    gold = df["true_rank"].to_numpy(dtype=float) + 1e-6 * np.arange(len(df))
+    df = pl.read_csv(public_dir / OOF / f"{FILES[0]}.csv")
+    cat = df["category"].to_numpy()
+    gold = df["true_rank"].cast(pl.Float64).to_numpy() + 1e-6 * np.arange(len(df))
     return cat, gold
 
 
@@ -129,45 +130,43 @@ def test_scoring_engine_default_holds_for_strong_predictors(public_dir, case) ->
     assert (ok | per_cat["is_degenerate"]).all()
 
 
-def _oof(public_dir: Path, source: str, name: str) -> pd.DataFrame:
-    df = pd.read_csv(public_dir / OOF / f"{FILES[1]}.csv")
-    return pd.DataFrame(
-        {
-            "model_id": name,
-            "category": df["category"],
-            "product_code": df["product_code"],
-            "gold_value": df["true_rank"],
-            "predicted_score": df["predicted_score"],
-            "source": source,
-            "data_origin": source,
-        }
+def _oof(public_dir: Path, source: str, name: str) -> pl.DataFrame:
+    df = pl.read_csv(public_dir / OOF / f"{FILES[1]}.csv")
+    return df.select(
+        pl.lit(name).alias("model_id"),
+        "category",
+        "product_code",
+        pl.col("true_rank").alias("gold_value"),
+        "predicted_score",
+        pl.lit(source).alias("source"),
+        pl.lit(source).alias("data_origin"),
     )
 
 
 def test_marts_both_conventions_for_published_files_only(public_dir) -> None:
     """Keyed on ``source``: a public file gets published_bca and the default, a warehouse fit
     (same rows under another source) the default only, with the same default numbers."""
-    oof = pd.concat(
+    oof = pl.concat(
         [
             _oof(public_dir, "tastebench_public", "ridge_SNCTI_bench"),
             _oof(public_dir, "warehouse_fit", "ridge:fit1"),
-        ],
-        ignore_index=True,
+        ]
     )
-    pairs = pd.read_csv(public_dir / "food_similarity" / "data" / "pairs.csv")
+    pairs = pl.read_csv(public_dir / "food_similarity" / "data" / "pairs.csv")
     table = model_metrics_table(oof, pairs, n_boot=FAST)
-    assert table["model_metric_key"].is_unique
-    methods = table.groupby("model_id")["ci_method"].agg(set)
+    assert table["model_metric_key"].n_unique() == len(table)
+    methods = {m: set(g["ci_method"]) for (m,), g in table.group_by("model_id")}
     assert "published_bca" in methods["ridge_SNCTI_bench"]
     assert "published_bca" not in methods["ridge:fit1"]
-    default = table[table["is_default_ci"]].set_index(["model_id", "metric"])
-    assert default.groupby(level=[0, 1]).size().eq(1).all()
+    default = table.filter(pl.col("is_default_ci"))
+    assert not default.select("model_id", "metric").is_duplicated().any()
+    default = {(r["model_id"], r["metric"]): r for r in default.iter_rows(named=True)}
     for metric in INTERVAL_METRICS:
-        a, b = default.loc[("ridge_SNCTI_bench", metric)], default.loc[("ridge:fit1", metric)]
+        a, b = default[("ridge_SNCTI_bench", metric)], default[("ridge:fit1", metric)]
         assert a["ci_method"] == b["ci_method"] == DEFAULT_CI_METHODS[metric]
         assert (a["ci_lo"], a["ci_hi"]) == (b["ci_lo"], b["ci_hi"])
     per_cat = model_metrics_per_category_table(oof, n_boot=FAST)
-    assert per_cat["model_category_key"].is_unique
-    pc = per_cat.groupby("model_id")["ci_method"].agg(set)
+    assert per_cat["model_category_key"].n_unique() == len(per_cat)
+    pc = {m: set(g["ci_method"]) for (m,), g in per_cat.group_by("model_id")}
     assert pc["ridge_SNCTI_bench"] == {"published_bca", "distinct_percentile"}
     assert pc["ridge:fit1"] == {"distinct_percentile"}

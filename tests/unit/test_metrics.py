@@ -21,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 from scipy import stats
 
 from warehouse.metrics import (
@@ -80,7 +82,7 @@ def _oof_file(public_dir: Path, pattern: str) -> Path:
 
 
 def _load(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return arrays_from_frame(pd.read_csv(path))
+    return arrays_from_frame(pl.read_csv(path))
 
 
 # --------------------------------------------------------------------------- public files
@@ -198,13 +200,13 @@ def test_per_category_bca(public_dir: Path) -> None:
     np.testing.assert_array_equal(table["n_products"], ref["n_products"])
     np.testing.assert_allclose(table["pairwise_accuracy"], ref["accuracy"], atol=1e-15)
     assert (table["ci_lo"] <= table["ci_hi"]).all()
-    assert table["ci_lo"].between(0, 1).all() and table["ci_hi"].between(0, 1).all()
+    assert table["ci_lo"].is_between(0, 1).all() and table["ci_hi"].is_between(0, 1).all()
     # each category has its own fresh default_rng(42): replicates of a category do not depend
     # on the other categories
     one = cat == "Milk"
     alone = bca_ci_per_category(cat[one], gold[one], pred[one], n_boot=2000)
-    milk = table[table["category"] == "Milk"].reset_index(drop=True)
-    pd.testing.assert_frame_equal(alone, milk)
+    milk = table.filter(pl.col("category") == "Milk")
+    assert_frame_equal(alone, milk)
 
 
 # --------------------------------------------------------------------------- random draws

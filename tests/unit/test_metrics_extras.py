@@ -6,8 +6,9 @@ import itertools
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from warehouse.metrics import (
     PredictionValidationError,
@@ -30,8 +31,15 @@ OOF = "food_similarity/results/oof_predictions"
 
 
 @pytest.fixture(scope="module")
-def nnls(public_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(public_dir / OOF / "nested_bt_gemini_nnls.csv")
+def nnls(public_dir: Path) -> pl.DataFrame:
+    return pl.read_csv(public_dir / OOF / "nested_bt_gemini_nnls.csv")
+
+
+def _set(df: pl.DataFrame, row: int, column: str, value: object) -> pl.DataFrame:
+    """``df`` with one cell replaced."""
+    values = df[column].to_list()
+    values[row] = value
+    return df.with_columns(pl.Series(column, values, dtype=df[column].dtype))
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -51,7 +59,7 @@ def test_signflip_p_value_matches_exact_enumeration() -> None:
     obs = abs(d.mean())
     flips = [abs((np.array(s) * d).mean()) for s in itertools.product([-1, 1], repeat=len(d))]
     exact = np.mean(np.array(flips) >= obs - 1e-12)
-    res = compare_models({"a": a, "b": b}, n_boot=2000, n_perm=20000).iloc[0]
+    res = compare_models({"a": a, "b": b}, n_boot=2000, n_perm=20000).row(0, named=True)
     assert res["diff"] == pytest.approx(d.mean())
     assert res["p_value"] == pytest.approx(exact, abs=0.01)
     assert res["ci_lo"] <= res["diff"] <= res["ci_hi"]
@@ -60,12 +68,12 @@ def test_signflip_p_value_matches_exact_enumeration() -> None:
 
 def test_identical_models_are_not_resolved() -> None:
     c = np.array([1.0, 0.0, 0.5, 1.0])
-    res = compare_models({"a": c, "b": c.copy()}, n_boot=500, n_perm=500).iloc[0]
+    res = compare_models({"a": c, "b": c.copy()}, n_boot=500, n_perm=500).row(0, named=True)
     assert res["diff"] == 0 and res["p_value"] == 1.0 and res["ci_lo"] == res["ci_hi"] == 0
 
 
 def test_compare_models_public(public_dir: Path) -> None:
-    files = {p.stem: pd.read_csv(p) for p in sorted((public_dir / OOF).glob("*.csv"))[:4]}
+    files = {p.stem: pl.read_csv(p) for p in sorted((public_dir / OOF).glob("*.csv"))[:4]}
     credits = {
         name: pairwise_credits(*arrays_from_frame(df), product_code=df["product_code"])
         for name, df in files.items()
@@ -84,17 +92,19 @@ def test_compare_models_public(public_dir: Path) -> None:
         "p_holm",
         "resolved",
     ]
-    for row in table.itertuples():
-        assert row.acc_a == pytest.approx(pairwise_accuracy(*arrays_from_frame(files[row.model_a])))
-        assert row.diff == pytest.approx(row.acc_a - row.acc_b)
-        assert row.p_holm >= row.p_value
-        assert row.resolved == (row.p_holm < 0.05 and (row.ci_lo > 0 or row.ci_hi < 0))
+    for row in table.iter_rows(named=True):
+        acc_a = pairwise_accuracy(*arrays_from_frame(files[row["model_a"]]))
+        assert row["acc_a"] == pytest.approx(acc_a)
+        assert row["diff"] == pytest.approx(row["acc_a"] - row["acc_b"])
+        assert row["p_holm"] >= row["p_value"]
+        excludes_zero = row["ci_lo"] > 0 or row["ci_hi"] < 0
+        assert row["resolved"] == (row["p_holm"] < 0.05 and excludes_zero)
     # alignment on (category, code_i, code_j): shuffled pair tables give the same answer
-    shuffled = {k: v.sample(frac=1.0, random_state=1) for k, v in credits.items()}
+    shuffled = {k: v.sample(fraction=1.0, shuffle=True, seed=1) for k, v in credits.items()}
     first = next(iter(shuffled))
     shuffled[first] = credits[first]  # the reference order is the first table's
     again = compare_models(shuffled, n_boot=2000, n_perm=2000)
-    pd.testing.assert_frame_equal(table, again)
+    assert_frame_equal(table, again)
 
 
 def test_compare_models_rejects_misaligned() -> None:
@@ -105,15 +115,15 @@ def test_compare_models_rejects_misaligned() -> None:
 # --------------------------------------------------------------------------- trivial policies
 
 
-def test_random_policy_expected(nnls: pd.DataFrame) -> None:
-    exp = random_policy_expected(nnls["category"].to_numpy(dtype=object))
+def test_random_policy_expected(nnls: pl.DataFrame) -> None:
+    exp = random_policy_expected(nnls["category"].to_numpy())
     assert exp["pairwise_accuracy"] == 0.5
     assert [round(exp[f"recall_at_{k}"], 3) for k in (1, 2, 3)] == [0.121, 0.242, 0.363]
     assert random_policy_expected({"a": 4, "b": 2})["recall_at_1"] == pytest.approx(0.375)
 
 
 def test_slot1_wins(public_dir: Path) -> None:
-    pairs = pd.read_csv(public_dir / "food_similarity/data/pairs.csv")
+    pairs = pl.read_csv(public_dir / "food_similarity/data/pairs.csv")
     res = slot1_wins_accuracy(pairs)
     assert res["n_pairs"] == 932 and res["n_wins"] == 432
     assert res["point"] == pytest.approx(432 / 932)
@@ -122,8 +132,8 @@ def test_slot1_wins(public_dir: Path) -> None:
     assert res["differs_from_chance"] == (res["lo"] > 0.5 or res["hi"] < 0.5)
 
 
-def test_lower_code_wins(nnls: pd.DataFrame) -> None:
-    cat = nnls["category"].to_numpy(dtype=object)
+def test_lower_code_wins(nnls: pl.DataFrame) -> None:
+    cat = nnls["category"].to_numpy()
     code = nnls["product_code"].to_numpy()
     gold = nnls["true_rank"].to_numpy()
     res = lower_code_wins(cat, code, gold, n_boot=1000)
@@ -148,10 +158,11 @@ def test_delta_quintiles_by_hand() -> None:
     # tied deltas never straddle bins
     table = accuracy_by_delta_quintile(np.ones(6), np.array([1, 1, 1, 1, 2, 3.0]))
     assert table["n_pairs"].sum() == 6
-    assert (table.dropna()["delta_min"].diff().dropna() > 0).all()
+    deltas = table.filter(pl.col("delta_min").is_not_nan())["delta_min"]
+    assert (deltas.diff().drop_nulls() > 0).all()
 
 
-def test_delta_quintiles_public(nnls: pd.DataFrame) -> None:
+def test_delta_quintiles_public(nnls: pl.DataFrame) -> None:
     credits = pairwise_credits(*arrays_from_frame(nnls))
     table = accuracy_by_delta_quintile(credits["credit"], credits["abs_delta_gold"])
     assert table["n_pairs"].sum() == 935
@@ -178,51 +189,47 @@ def test_expected_calibration_error_by_hand() -> None:
 # --------------------------------------------------------------------------- validation
 
 
-def test_validation_coverage_and_errors(nnls: pd.DataFrame) -> None:
-    known = nnls[["category", "product_code"]]
+def test_validation_coverage_and_errors(nnls: pl.DataFrame) -> None:
+    known = nnls.select("category", "product_code")
     cov = validate_predictions(nnls, known, source="nnls.csv", gold_column="true_rank")
     assert cov.coverage == 1.0 and cov.complete and cov.n_expected == 215
 
-    partial = validate_predictions(nnls.drop(index=3), known, source="nnls.csv")
+    partial = validate_predictions(pl.concat([nnls[:3], nnls[4:]]), known, source="nnls.csv")
     assert partial.n_present == 214 and partial.coverage == pytest.approx(214 / 215)
     assert partial.missing == (("Bacon", 4),)
 
-    def err(df: pd.DataFrame) -> str:
+    def err(df: pl.DataFrame) -> str:
         with pytest.raises(ValueError) as info:
             validate_predictions(df, known, source="model.csv")
         assert isinstance(info.value, PredictionValidationError)
         return str(info.value)
 
-    bad = nnls.copy()
-    bad.loc[10, "category"] = "Tofu"
-    msg = err(bad)
+    msg = err(_set(nnls, 10, "category", "Tofu"))
     assert "model.csv" in msg and "line 12" in msg and "'category'" in msg and "Tofu" in msg
 
-    bad = nnls.copy()
-    bad.loc[0, "product_code"] = 99
-    msg = err(bad)
+    msg = err(_set(nnls, 0, "product_code", 99))
     assert "line 2" in msg and "'product_code'" in msg and "99" in msg
 
-    bad = pd.concat([nnls, nnls.iloc[[5]]], ignore_index=True)
-    msg = err(bad)
+    msg = err(pl.concat([nnls, nnls[5:6]]))
     assert "duplicate" in msg and "line 217" in msg and "line 7" in msg
 
-    bad = nnls.copy()
-    bad.loc[20, "predicted_score"] = np.nan
-    msg = err(bad)
+    msg = err(_set(nnls, 20, "predicted_score", np.nan))
     assert "line 22" in msg and "'predicted_score'" in msg and "NaN" in msg
 
-    bad = nnls.astype({"predicted_score": object})
-    bad.loc[1, "predicted_score"] = "high"
-    assert "not a number" in err(bad)
+    as_text = nnls.with_columns(pl.col("predicted_score").cast(pl.String))
+    assert "not a number" in err(_set(as_text, 1, "predicted_score", "high"))
 
-    msg = err(nnls.drop(columns="predicted_score"))
+    msg = err(nnls.drop("predicted_score"))
     assert "missing column 'predicted_score'" in msg
 
 
 def test_validation_code_normalization() -> None:
-    df = pd.DataFrame(
-        {"category": ["A", "A"], "product_code": ["1", 2.0], "predicted_score": [0.1, 0.2]}
+    df = pl.DataFrame(
+        [
+            pl.Series("category", ["A", "A"]),
+            pl.Series("product_code", ["1", 2.0], dtype=pl.Object),  # mixed: a text and a float
+            pl.Series("predicted_score", [0.1, 0.2]),
+        ]
     )
     cov = validate_predictions(df, [("A", 1), ("A", 2), ("A", 3)])
     assert cov.n_present == 2 and cov.missing == (("A", 3),)

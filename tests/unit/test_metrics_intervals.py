@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 import pytest
 from scipy import stats
 
@@ -47,7 +47,7 @@ NNLS = "nested_bt_gemini_nnls.csv"
 
 @pytest.fixture(scope="module")
 def nnls(public_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return arrays_from_frame(pd.read_csv(public_dir / OOF / NNLS))
+    return arrays_from_frame(pl.read_csv(public_dir / OOF / NNLS))
 
 
 def _credit_matrix(g: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -61,7 +61,7 @@ def _credit_matrix(g: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 def test_published_bca_is_bca_ci_bit_for_bit(public_dir: Path) -> None:
     for path in sorted((public_dir / OOF).glob("*.csv"))[:3] + [public_dir / OOF / NNLS]:
-        cat, gold, pred = arrays_from_frame(pd.read_csv(path))
+        cat, gold, pred = arrays_from_frame(pl.read_csv(path))
         ref = bca_ci(cat, gold, pred, n_boot=2000, seed=42)
         got = metric_intervals(cat, gold, pred, "published_bca", n_boot=2000, seed=42)
         table2 = {i.metric: (i.point, i.lo, i.hi) for i in got if i.metric in ref}
@@ -85,7 +85,7 @@ def test_published_per_category_unchanged(nnls) -> None:
     cat, gold, pred = nnls
     ref = bca_ci_per_category(cat, gold, pred, n_boot=2000)
     got = per_category_intervals(cat, gold, pred, "published_bca", n_boot=2000)
-    assert got["category"].to_list() == ref["category"].tolist()
+    assert got["category"].to_list() == ref["category"].to_list()
     for col in ("n_products", "pairwise_accuracy", "ci_lo", "ci_hi"):
         np.testing.assert_array_equal(got[col].to_numpy(), ref[col].to_numpy())
     assert set(got["ci_method"]) == {"published_bca"}
@@ -311,11 +311,11 @@ def _two_models(nnls, noise: float = 1.0):
 
 def test_ustat_comparison_matches_closed_form_and_is_consistent(nnls) -> None:
     credits = _two_models(nnls)
-    row = compare_models(credits, method="ustat_t").iloc[0]
-    frame = credits["nnls"].assign(d=credits["nnls"]["credit"] - credits["noisy"]["credit"])
+    row = compare_models(credits, method="ustat_t").row(0, named=True)
+    frame = credits["nnls"].with_columns(d=credits["nnls"]["credit"] - credits["noisy"]["credit"])
     var, k = 0.0, 0
-    for _, sub in frame.groupby("category"):
-        prods = np.unique(np.r_[sub["code_i"], sub["code_j"]])
+    for _, sub in frame.group_by("category", maintain_order=True):
+        prods = np.unique(np.r_[sub["code_i"].to_numpy(), sub["code_j"].to_numpy()])
         pos = {c: i for i, c in enumerate(prods)}
         kern = np.zeros((len(prods), len(prods)))
         for ci, cj, d in zip(sub["code_i"], sub["code_j"], sub["d"], strict=True):
@@ -329,15 +329,15 @@ def test_ustat_comparison_matches_closed_form_and_is_consistent(nnls) -> None:
     assert (row["p_value"] < 0.05) == (row["ci_lo"] > 0 or row["ci_hi"] < 0)
     assert row["ci_method"] == "ustat_t"
     # wider than the pair bootstrap, which treats pairs sharing a product as independent
-    legacy = compare_models(credits, n_boot=2000, n_perm=2000).iloc[0]
+    legacy = compare_models(credits, n_boot=2000, n_perm=2000).row(0, named=True)
     assert row["ci_hi"] - row["ci_lo"] > legacy["ci_hi"] - legacy["ci_lo"]
 
 
 def test_product_level_comparison_of_identical_models(nnls) -> None:
     credits = _two_models(nnls)
-    same = {"a": credits["nnls"], "b": credits["nnls"].copy()}
+    same = {"a": credits["nnls"], "b": credits["nnls"].clone()}
     for method in ("ustat_t", "distinct_percentile"):
-        row = compare_models(same, n_boot=500, method=method).iloc[0]
+        row = compare_models(same, n_boot=500, method=method).row(0, named=True)
         assert row["diff"] == 0 and row["p_value"] == 1.0 and not row["resolved"]
         assert row["ci_lo"] == row["ci_hi"] == 0
 
@@ -356,13 +356,15 @@ def test_distinct_comparison_never_pairs_copies(nnls) -> None:
     free = bootstrap_replicates(cat, gold, pred, 2000, 42, ["pairwise_accuracy"], copies="distinct")
     want = np.percentile(free["pairwise_accuracy"]["boot"], [2.5, 97.5])
     assert (got["ci_lo"], got["ci_hi"]) == tuple(want)
-    row = compare_models(_two_models(nnls), n_boot=2000, method="distinct_percentile").iloc[0]
+    row = compare_models(_two_models(nnls), n_boot=2000, method="distinct_percentile").row(
+        0, named=True
+    )
     assert row["ci_lo"] < row["diff"] < row["ci_hi"] and 0 <= row["p_value"] <= 1
 
 
 def test_product_level_comparison_needs_complete_pairs(nnls) -> None:
     credits = _two_models(nnls)
-    partial = {k: v.iloc[1:] for k, v in credits.items()}
+    partial = {k: v[1:] for k, v in credits.items()}
     with pytest.raises(ValueError, match="exactly once"):
         compare_models(partial, method="ustat_t")
     with pytest.raises(ValueError, match="products"):

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.contract import SCHEMA_VERSION
+from warehouse.metrics.core import code_series
 from warehouse.metrics.intervals import (
     DEFAULT_CI_METHODS,
     DEFAULT_PER_CATEGORY_METHOD,
@@ -28,23 +29,28 @@ from warehouse.metrics.scoring import (
     DEFAULT_VARIANT,
     MAIN_VARIANT,
     PER_CATEGORY_VARIANT,
-    calibration,
-    clear_slice,
     compare_pair_tables,
-    delta_slice,
     interval,
     json_float,
     pair_table,
     score_model,
     score_per_category,
     trivial_policies,
-    welch_clear_pairs,
 )
-from warehouse.metrics.validate import normalize_code, validate_predictions
+from warehouse.metrics.slices import calibration, clear_slice, delta_slice, welch_clear_pairs
+from warehouse.metrics.validate import normalize_code, numeric_column, validate_predictions
 
 GOLD_MODES = ("file", "warehouse")
 GOLD_COLUMNS = ("true_rank", "true_score")
 REQUIRED_COLUMNS = ("category", "product_code", "predicted_score")
+GOLD_PAIRS_SCHEMA = {
+    "pair_id": pl.Int64,
+    "category": pl.String,
+    "product_code_1": pl.Int64,
+    "product_code_2": pl.Int64,
+    "higher_rated_product": pl.Int64,
+}
+"""The public gold pair file (``pairs.csv``), read with this schema."""
 
 
 @dataclass
@@ -53,13 +59,16 @@ class PredictionFile:
 
     name: str
     path: Path
-    frame: pd.DataFrame
+    frame: pl.DataFrame
     gold_column: str | None
     has_confidence: bool
 
 
 def load_predictions(path: str | Path) -> PredictionFile:
     """Read a prediction CSV (``category, product_code, predicted_score``; extra columns kept).
+
+    Schema: every column is read as text (polars, ``infer_schema=False``); the score, gold and
+    confidence columns are parsed as numbers when checked, so a bad cell is reported by line.
 
     The gold column is ``true_rank`` if present, else ``true_score``, else none. Raises
     :class:`DataValidationError` naming the file (and column) when it cannot be read or lacks a
@@ -70,14 +79,21 @@ def load_predictions(path: str | Path) -> PredictionFile:
     if not path.is_file():
         raise DataValidationError(str(path), "file not found", "give the path of a CSV file")
     try:
-        frame = pd.read_csv(path, dtype={"category": str, "product_code": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        frame = pl.read_csv(path, infer_schema=False)
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         raise DataValidationError(
             str(path),
             f"not a readable CSV ({' '.join(str(exc).split())})",
             "save the predictions as UTF-8 CSV",
         ) from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
+    try:
+        frame = frame.rename({c: str(c).strip() for c in frame.columns})
+    except pl.exceptions.PolarsError as exc:
+        raise DataValidationError(
+            str(path),
+            f"column names repeat once blanks are stripped ({' '.join(str(exc).split())})",
+            "give every column a distinct name",
+        ) from exc
     for col in REQUIRED_COLUMNS:
         if col not in frame.columns:
             raise DataValidationError(
@@ -107,11 +123,11 @@ class Reference:
     """
 
     mode: str
-    known: pd.DataFrame
+    known: pl.DataFrame
     data_origin: str
-    gold_pairs: pd.DataFrame | None
+    gold_pairs: pl.DataFrame | None
     pair_file: str
-    rating_stats: pd.DataFrame | None = None
+    rating_stats: pl.DataFrame | None = None
     public_gold: dict = field(default_factory=dict)
 
 
@@ -119,22 +135,23 @@ def _public_reference(settings) -> Reference:
     from warehouse.sources import registry
     from warehouse.sources.public import read_oof_predictions
 
-    oof = read_oof_predictions(settings)[0].frame.to_pandas()
-    known = (
-        oof[["category", "product_code", "true_rank"]]
-        .drop_duplicates(["category", "product_code"])
-        .reset_index(drop=True)
+    oof = read_oof_predictions(settings)[0].frame
+    first = oof.select("category", "product_code", "true_rank").unique(
+        ["category", "product_code"], keep="first", maintain_order=True
     )
-    known["product_code"] = [normalize_code(c) for c in known["product_code"]]
+    codes = [normalize_code(c) for c in first["product_code"].to_list()]
+    known = pl.DataFrame([first["category"].cast(pl.String), code_series("product_code", codes)])
     pairs_path = registry.resolve("tastebench_gold_pairs", settings)
-    pairs = pd.read_csv(pairs_path)
+    pairs = pl.read_csv(pairs_path, schema=GOLD_PAIRS_SCHEMA)
     public_gold = {
         (str(c), p): float(g)
-        for c, p, g in known[["category", "product_code", "true_rank"]].itertuples(index=False)
+        for c, p, g in zip(
+            first["category"].to_list(), codes, first["true_rank"].to_list(), strict=True
+        )
     }
     return Reference(
         mode="file",
-        known=known[["category", "product_code"]],
+        known=known,
         data_origin="tastebench_public",
         gold_pairs=pairs,
         pair_file=str(pairs_path),
@@ -156,7 +173,7 @@ def _warehouse_reference(db_path: Path) -> Reference:
             known = con.sql(
                 "select category, product_code, panel_mean as gold, data_origin "
                 "from marts.fct_panel_means where is_analog order by category, product_code"
-            ).df()
+            ).pl()
         except duckdb.CatalogException as exc:
             raise WarehouseError(
                 f"{db_path} has no marts.fct_panel_means ({exc}). Fix: rebuild the warehouse."
@@ -167,20 +184,22 @@ def _warehouse_reference(db_path: Path) -> Reference:
             "from staging.stg_nectar__ratings "
             "where is_benchmark_category and is_benchmark_year and similarity is not null "
             "group by category, product_code"
-        ).df()
+        ).pl()
         pairs = con.sql(
             "select pair_id, category, product_code_1, product_code_2, "
             "winner_product_code as higher_rated_product from staging.stg_tastebench__gold_pairs"
-        ).df()
+        ).pl()
     finally:
         con.close()
-    if known.empty:
+    if known.is_empty():
         raise WarehouseError(f"{db_path}: marts.fct_panel_means has no analogs to score against.")
-    known["product_code"] = [normalize_code(c) for c in known["product_code"]]
-    origins = sorted(known["data_origin"].dropna().unique())
+    known = known.with_columns(
+        code_series("product_code", [normalize_code(c) for c in known["product_code"].to_list()])
+    )
+    origins = sorted(known["data_origin"].drop_nulls().unique().to_list())
     return Reference(
         mode="warehouse",
-        known=known[["category", "product_code", "gold"]],
+        known=known.select("category", "product_code", "gold"),
         data_origin=origins[0] if len(origins) == 1 else "|".join(origins),
         gold_pairs=pairs,
         pair_file=f"{db_path}: staging.stg_tastebench__gold_pairs",
@@ -216,7 +235,7 @@ def load_reference(mode: str, db_path: Path | None = None, settings=None) -> Ref
     return _warehouse_reference(Path(db_path) if db_path else settings.db_path)
 
 
-def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pd.DataFrame, dict]:
+def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pl.DataFrame, dict]:
     """Validate ``f`` against the reference; return the rows to score and the coverage record."""
     cov = validate_predictions(
         f.frame,
@@ -224,31 +243,43 @@ def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pd.DataFrame, dict
         source=str(f.path),
         gold_column=f.gold_column if ref.mode == "file" else None,
     )
-    df = pd.DataFrame(
-        {
-            "category": f.frame["category"].astype(str).to_numpy(),
-            "product_code": [normalize_code(c) for c in f.frame["product_code"]],
-            "pred": pd.to_numeric(f.frame["predicted_score"]).to_numpy(dtype=np.float64),
-        }
-    )
+    cats = [str(c) for c in f.frame["category"].to_list()]
+    codes = [normalize_code(c) for c in f.frame["product_code"].to_list()]
     if ref.mode == "file":
-        df["gold"] = pd.to_numeric(f.frame[f.gold_column]).to_numpy(dtype=np.float64)
+        gold = numeric_column(f.frame[f.gold_column])[0]
     else:
-        gold = ref.known.set_index(["category", "product_code"])["gold"]
-        df["gold"] = [gold[(c, p)] for c, p in zip(df["category"], df["product_code"], strict=True)]
+        by_key = dict(
+            zip(
+                zip(
+                    ref.known["category"].to_list(),
+                    ref.known["product_code"].to_list(),
+                    strict=True,
+                ),
+                ref.known["gold"].to_list(),
+                strict=True,
+            )
+        )
+        gold = np.array([by_key[(c, p)] for c, p in zip(cats, codes, strict=True)], dtype=float)
+    cols = [
+        pl.Series("category", cats, dtype=pl.String),
+        code_series("product_code", codes),
+        pl.Series("pred", numeric_column(f.frame["predicted_score"])[0], dtype=pl.Float64),
+        pl.Series("gold", gold, dtype=pl.Float64),
+    ]
     if f.has_confidence:
         raw = f.frame["confidence"]
-        conf = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        conf = numeric_column(raw)[0]
         bad = np.flatnonzero(~np.isfinite(conf) | (conf < 0) | (conf > 1))
         if bad.size:
             raise DataValidationError(
                 str(f.path),
-                f"confidence {raw.iloc[bad[0]]!r} is not a number in [0, 1]",
+                f"confidence {raw[int(bad[0])]!r} is not a number in [0, 1]",
                 "give every row a confidence between 0 and 1 (or drop the column)",
                 row=int(bad[0]) + 2,
                 column="confidence",
             )
-        df["confidence"] = conf
+        cols.append(pl.Series("confidence", conf, dtype=pl.Float64))
+    df = pl.DataFrame(cols)
     coverage = {
         "n_expected": cov.n_expected,
         "n_present": cov.n_present,
@@ -368,7 +399,7 @@ def evaluate_files(
                             "ci_note": r["ci_note"],
                         },
                     }
-                    for r in per_cat.to_dict("records")
+                    for r in per_cat.iter_rows(named=True)
                 },
                 "slices": slices,
                 "calibration": calib,
@@ -442,7 +473,7 @@ def evaluate_files(
     }
 
 
-def _is_public_gold(frames: Mapping[str, pd.DataFrame], ref: Reference) -> bool:
+def _is_public_gold(frames: Mapping[str, pl.DataFrame], ref: Reference) -> bool:
     if not ref.public_gold:
         return False
     for df in frames.values():

@@ -12,10 +12,12 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
+import polars as pl
 
 from warehouse.errors import WarehouseError
 from warehouse.metrics.core import METRIC_NAMES, TABLE2_METRICS
@@ -63,7 +65,7 @@ def _fig_to_data_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def load_marts(db_path: Path) -> dict[str, pd.DataFrame]:
+def load_marts(db_path: Path) -> dict[str, object]:
     """The marts the report needs, read from ``db_path`` opened read-only."""
     import duckdb
 
@@ -73,10 +75,10 @@ def load_marts(db_path: Path) -> dict[str, pd.DataFrame]:
     try:
         try:
             out = {
-                "metrics": con.sql("select * from marts.agg_model_metrics").df(),
-                "per_category": con.sql("select * from marts.agg_model_metrics_per_category").df(),
-                "comparisons": con.sql("select * from marts.agg_model_comparisons").df(),
-                "published": con.sql("select * from seeds.published_table2").df(),
+                "metrics": con.sql("select * from marts.agg_model_metrics").pl(),
+                "per_category": con.sql("select * from marts.agg_model_metrics_per_category").pl(),
+                "comparisons": con.sql("select * from marts.agg_model_comparisons").pl(),
+                "published": con.sql("select * from seeds.published_table2").pl(),
             }
         except duckdb.CatalogException as exc:
             raise WarehouseError(
@@ -94,33 +96,42 @@ def load_marts(db_path: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _cell(point, lo, hi) -> str:
-    if point is None or pd.isna(point):
+    if _missing(point):
         return "&ndash;"
     text = f"{point:.3f}"
-    if lo is not None and hi is not None and not pd.isna(lo) and not pd.isna(hi):
+    if not _missing(lo) and not _missing(hi):
         text += f" <span class='small'>[{lo:.3f}, {hi:.3f}]</span>"
     return text
 
 
-def _split_conventions(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _split_conventions(metrics: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(default rows: one per model and metric; published-convention rows, shown for
     comparison)."""
     return (
-        metrics[metrics["is_default_ci"]],
-        metrics[metrics["ci_method"] == "published_bca"],
+        metrics.filter(pl.col("is_default_ci")),
+        metrics.filter(pl.col("ci_method") == "published_bca"),
     )
 
 
-def _main_table(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
-    pub = published.set_index("model_file_stem")
+def _by(frame: pl.DataFrame, key: str) -> dict[object, dict[str, object]]:
+    """Rows of ``frame`` as dicts keyed by column ``key`` (the last row of a repeated key wins)."""
+    return {r[key]: r for r in frame.iter_rows(named=True)}
+
+
+def _main_table(metrics: pl.DataFrame, published: pl.DataFrame) -> str:
+    pub = _by(published, "model_file_stem")
     metrics, conv = _split_conventions(metrics)
-    models = metrics[~metrics["is_trivial_policy"]]
-    policies = metrics[metrics["is_trivial_policy"]]
+    models = metrics.filter(~pl.col("is_trivial_policy"))
+    policies = metrics.filter(pl.col("is_trivial_policy"))
     order = (
-        models[models["metric"] == "pairwise_accuracy"]
-        .sort_values("point", ascending=False)["model_id"]
-        .tolist()
+        models.filter(pl.col("metric") == "pairwise_accuracy")
+        .sort("point", descending=True, nulls_last=True, maintain_order=True)["model_id"]
+        .to_list()
     )
     head = (
         "<tr><th class='name'>model</th><th>n</th>"
@@ -129,74 +140,85 @@ def _main_table(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
     )
     body = []
     for model_id in order:
-        rows = models[models["model_id"] == model_id].set_index("metric")
-        pubci = conv[conv["model_id"] == model_id].set_index("metric")
-        name = pub["display_name"].get(model_id, model_id) if len(pub) else model_id
+        model_rows = models.filter(pl.col("model_id") == model_id)
+        rows = _by(model_rows, "metric")
+        pubci = _by(conv.filter(pl.col("model_id") == model_id), "metric")
+        name = pub[model_id]["display_name"] if model_id in pub else model_id
         cells = []
         for m in TABLE2 + EXTRA:
-            r = rows.loc[m] if m in rows.index else None
+            r = rows.get(m)
             cell = "&ndash;" if r is None else _cell(r["point"], r["ci_lo"], r["ci_hi"])
             if r is not None and bool(r["is_degenerate"]):
                 cell += "<br><span class='small'>degenerate</span>"
-            if m in pubci.index:
-                q = pubci.loc[m]
+            if m in pubci:
+                q = pubci[m]
                 cell += (
                     f"<br><span class='conv'>published BCa [{q['ci_lo']:.3f}, "
                     f"{q['ci_hi']:.3f}]</span>"
                 )
-            if m in TABLE2 and model_id in pub.index:
-                published_value = float(pub.loc[model_id, m])
+            if m in TABLE2 and model_id in pub:
+                published_value = float(pub[model_id][m])
                 ok = r is not None and abs(float(r["point"]) - published_value) <= 0.0005 + 1e-9
                 cls = "pub" if ok else "pub miss"
                 cell += f"<br><span class='{cls}'>published {published_value:.3f}</span>"
             cells.append(f"<td>{cell}</td>")
-        n = rows["n_products"].iloc[0] if len(rows) else ""
+        n = model_rows["n_products"][0] if len(model_rows) else ""
         body.append(
             f"<tr><td class='name'>{html.escape(str(name))}<br>"
             f"<span class='small'>{html.escape(model_id)}</span></td><td>{n}</td>"
             + "".join(cells)
             + "</tr>"
         )
-    for policy_id in sorted(policies["model_id"].unique()):
-        rows = policies[policies["model_id"] == policy_id].set_index("metric")
-        flagged = bool(rows["differs_from_chance"].fillna(False).get("pairwise_accuracy", False))
+    for policy_id in sorted(policies["model_id"].unique().to_list()):
+        policy_rows = policies.filter(pl.col("model_id") == policy_id)
+        rows = _by(policy_rows, "metric")
+        flagged = bool(rows.get("pairwise_accuracy", {}).get("differs_from_chance") or False)
         cls = "policy flag" if flagged else "policy"
         cells = []
         for m in TABLE2 + EXTRA:
-            if m in rows.index:
-                r = rows.loc[m]
+            if m in rows:
+                r = rows[m]
                 cells.append(f"<td>{_cell(r['point'], r['ci_lo'], r['ci_hi'])}</td>")
             else:
                 cells.append("<td>&ndash;</td>")
-        n = rows["n_products"].dropna()
+        n = policy_rows["n_products"].drop_nulls()
         label = policy_id.replace("policy:", "trivial policy: ")
         body.append(
             f"<tr class='{cls}'><td class='name'>{html.escape(label)}"
             + (" (differs from chance)" if flagged else "")
-            + f"</td><td>{'' if n.empty else int(n.iloc[0])}</td>"
+            + f"</td><td>{'' if n.is_empty() else int(n[0])}</td>"
             + "".join(cells)
             + "</tr>"
         )
     return f"<table id='main-table'>{head}{''.join(body)}</table>"
 
 
-def _heatmap(per_category: pd.DataFrame, names: dict[str, str]) -> str:
+def _heatmap(per_category: pl.DataFrame, names: dict[str, str]) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    per_category = per_category[per_category["is_default_ci"]]
-    grid = per_category.pivot(index="model_id", columns="category", values="pairwise_accuracy")
-    grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False).index]
-    fig, ax = plt.subplots(figsize=(max(8, 0.55 * grid.shape[1] + 3), 0.5 * grid.shape[0] + 2))
-    im = ax.imshow(grid.to_numpy(), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
-    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(grid.shape[0]), [names.get(m, m) for m in grid.index], fontsize=8)
-    for i in range(grid.shape[0]):
-        for j in range(grid.shape[1]):
-            v = grid.iat[i, j]
-            if pd.notna(v):
+    per_category = per_category.filter(pl.col("is_default_ci"))
+    grid = per_category.pivot(
+        on="category", index="model_id", values="pairwise_accuracy", aggregate_function=None
+    )
+    categories = sorted(c for c in grid.columns if c != "model_id")
+    models = sorted(grid["model_id"].to_list())
+    grid = grid.sort("model_id").select("model_id", *categories)
+    values = grid.select(categories).cast(pl.Float64).to_numpy()  # null -> NaN
+    mean = np.nanmean(values, axis=1) if values.size else np.zeros(len(models))
+    order = np.argsort(-mean, kind="stable")  # best overall first, ties by model id
+    values = values[order]
+    models = [models[i] for i in order]
+    fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(categories) + 3), 0.5 * len(models) + 2))
+    im = ax.imshow(values, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(categories)), categories, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(models)), [names.get(m, m) for m in models], fontsize=8)
+    for i in range(len(models)):
+        for j in range(len(categories)):
+            v = values[i, j]
+            if not np.isnan(v):
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5)
     fig.colorbar(im, ax=ax, fraction=0.025, pad=0.01, label="pairwise accuracy")
     ax.set_title("Pairwise accuracy per category (public out-of-fold files)")
@@ -205,42 +227,51 @@ def _heatmap(per_category: pd.DataFrame, names: dict[str, str]) -> str:
     return uri
 
 
-def _ci_plot(metrics: pd.DataFrame, published: pd.DataFrame, names: dict[str, str]) -> str:
+def _ci_plot(metrics: pl.DataFrame, published: pl.DataFrame, names: dict[str, str]) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sel = (metrics["metric"] == "pairwise_accuracy") & ~metrics["is_trivial_policy"]
-    acc = metrics[sel & metrics["is_default_ci"]].sort_values("point")
-    conv = metrics[sel & (metrics["ci_method"] == "published_bca")].set_index("model_id")
-    pub = published.set_index("model_file_stem")["pairwise_accuracy"]
+    sel = metrics.filter((pl.col("metric") == "pairwise_accuracy") & ~pl.col("is_trivial_policy"))
+    acc = sel.filter(pl.col("is_default_ci")).sort("point", nulls_last=True, maintain_order=True)
+    conv = _by(sel.filter(pl.col("ci_method") == "published_bca"), "model_id")
+    pub = dict(
+        zip(
+            published["model_file_stem"].to_list(),
+            published["pairwise_accuracy"].to_list(),
+            strict=True,
+        )
+    )
+    point = acc["point"].cast(pl.Float64).to_numpy()
+    lo = acc["ci_lo"].cast(pl.Float64).to_numpy()
+    hi = acc["ci_hi"].cast(pl.Float64).to_numpy()
+    ids = acc["model_id"].to_list()
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(acc) + 1.5))
     y = range(len(acc))
     ax.errorbar(
-        acc["point"],
+        point,
         y,
-        xerr=[acc["point"] - acc["ci_lo"], acc["ci_hi"] - acc["point"]],
+        xerr=[point - lo, hi - point],
         fmt="o",
         color="#1f5fa8",
         capsize=3,
         label="point and 95% CI (default: ustat_t)",
     )
-    shown = [(i, m) for i, m in enumerate(acc["model_id"]) if m in conv.index]
+    shown = [(i, m) for i, m in enumerate(ids) if m in conv]
     if shown:
-        c = conv.loc[[m for _, m in shown]]
         ax.hlines(
             [i + 0.25 for i, _ in shown],
-            c["ci_lo"],
-            c["ci_hi"],
+            [conv[m]["ci_lo"] for _, m in shown],
+            [conv[m]["ci_hi"] for _, m in shown],
             color="#999",
             linewidth=2,
             label="published convention (BCa), for comparison",
         )
-    pub_x = [pub.get(m) for m in acc["model_id"]]
+    pub_x = [pub.get(m) for m in ids]
     ax.scatter(pub_x, list(y), marker="x", color="#c62828", zorder=3, label="published point")
     ax.axvline(0.5, color="#888", linestyle="--", linewidth=1, label="random policy (0.5)")
-    ax.set_yticks(list(y), [names.get(m, m) for m in acc["model_id"]], fontsize=8)
+    ax.set_yticks(list(y), [names.get(m, m) for m in ids], fontsize=8)
     ax.set_xlabel("pairwise accuracy")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("Pairwise accuracy with 95% intervals")
@@ -249,19 +280,22 @@ def _ci_plot(metrics: pd.DataFrame, published: pd.DataFrame, names: dict[str, st
     return uri
 
 
-def _comparisons(comparisons: pd.DataFrame, names: dict[str, str]) -> str:
-    res = comparisons[comparisons["is_resolved"]].sort_values("diff", ascending=False)
-    if res.empty:
+def _comparisons(comparisons: pl.DataFrame, names: dict[str, str]) -> str:
+    res = comparisons.filter(pl.col("is_resolved")).sort(
+        "diff", descending=True, nulls_last=True, maintain_order=True
+    )
+    if res.is_empty():
         return "<p>No lead is resolved after Holm correction.</p>"
     rows = []
-    for r in res.itertuples(index=False):
-        a, b = (r.model_a, r.model_b) if r.diff > 0 else (r.model_b, r.model_a)
-        lo, hi = (r.ci_lo, r.ci_hi) if r.diff > 0 else (-r.ci_hi, -r.ci_lo)
+    for r in res.iter_rows(named=True):
+        diff = r["diff"]
+        a, b = (r["model_a"], r["model_b"]) if diff > 0 else (r["model_b"], r["model_a"])
+        lo, hi = (r["ci_lo"], r["ci_hi"]) if diff > 0 else (-r["ci_hi"], -r["ci_lo"])
         rows.append(
             f"<tr><td class='name'>{html.escape(names.get(a, a))}</td>"
             f"<td class='name'>{html.escape(names.get(b, b))}</td>"
-            f"<td>{abs(r.diff):+.3f} [{lo:+.3f}, {hi:+.3f}]</td>"
-            f"<td>{r.p_holm:.4f}</td></tr>"
+            f"<td>{abs(diff):+.3f} [{lo:+.3f}, {hi:+.3f}]</td>"
+            f"<td>{r['p_holm']:.4f}</td></tr>"
         )
     return (
         "<table id='comparisons'><tr><th class='name'>leader</th><th class='name'>over</th>"
@@ -280,14 +314,15 @@ SIMULATION_NOTE = (
 )
 
 
-def _warehouse_section(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
+def _warehouse_section(metrics: pl.DataFrame, published: pl.DataFrame) -> str:
     """The warehouse's own fits (source warehouse_fit), beside the published models, labelled
     with their data origin."""
-    if metrics.empty:
+    if metrics.is_empty():
         return ""
-    origin = "|".join(sorted(metrics["data_origin"].dropna().astype(str).unique())) or "unknown"
+    origins = metrics["data_origin"].drop_nulls().cast(pl.String).unique().to_list()
+    origin = "|".join(sorted(origins)) or "unknown"
     note = SIMULATION_NOTE if "simulation" in origin else ""
-    table = _main_table(metrics, published.iloc[0:0]).replace(
+    table = _main_table(metrics, published.clear()).replace(
         "id='main-table'", "id='warehouse-table'", 1
     )
     return (
@@ -301,20 +336,24 @@ def _warehouse_section(metrics: pd.DataFrame, published: pd.DataFrame) -> str:
 
 def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
     """The HTML page for the marts returned by :func:`load_marts`."""
-    all_metrics: pd.DataFrame = marts["metrics"]
-    own = all_metrics["source"].fillna("") == "warehouse_fit"
-    metrics = all_metrics[~own]
-    public_ids = set(metrics["model_id"])
+    all_metrics: pl.DataFrame = marts["metrics"]
+    own = all_metrics["source"].fill_null("") == "warehouse_fit"
+    metrics = all_metrics.filter(~own)
+    public_ids = metrics["model_id"].unique().to_list()
     per_category = marts["per_category"]
-    per_category = per_category[per_category["model_id"].isin(public_ids)]
+    per_category = per_category.filter(pl.col("model_id").is_in(public_ids))
     comparisons = marts["comparisons"]
-    comparisons = comparisons[comparisons["model_a"].isin(public_ids)]
-    published: pd.DataFrame = marts["published"]
-    names = dict(zip(published["model_file_stem"], published["display_name"], strict=True))
-    origins = sorted(all_metrics["data_origin"].dropna().unique())
+    comparisons = comparisons.filter(pl.col("model_a").is_in(public_ids))
+    published: pl.DataFrame = marts["published"]
+    names = dict(
+        zip(
+            published["model_file_stem"].to_list(), published["display_name"].to_list(), strict=True
+        )
+    )
+    origins = sorted(all_metrics["data_origin"].drop_nulls().unique().to_list())
     simulated = [o for o in origins if "simulation" in o]
     build_origin = marts.get("build_origin") or "unknown"
-    n_models = metrics.loc[~metrics["is_trivial_policy"], "model_id"].nunique()
+    n_models = metrics.filter(~pl.col("is_trivial_policy"))["model_id"].n_unique()
     banner = (
         "<div class='banner'><strong>Real results.</strong> Every number outside Figure 1b comes "
         f"from the public out-of-fold prediction files ({n_models} models, "
@@ -358,7 +397,7 @@ interval of the published convention (published_bca: main-table BCa, BENCHMARK.m
 Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval
 excludes chance.</p>
 {_main_table(metrics, published)}
-{_warehouse_section(all_metrics[own], published)}
+{_warehouse_section(all_metrics.filter(own), published)}
 <h2>Figure 2. Per-category pairwise accuracy</h2>
 <figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
 <figcaption>Models (rows, best overall first) by categories; per-category CIs (default

@@ -49,7 +49,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
+import polars as pl
 from scipy import special
 
 from .copyfree import quad as _quad
@@ -476,7 +476,7 @@ def bca_ci_per_category(
     n_boot: int = 10000,
     seed: int = 42,
     alpha: float = 0.05,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Per-category BCa intervals of pairwise accuracy (published per-category table variant).
 
     Per sorted category: fresh ``default_rng(seed)``, ``integers(0, n_c, (n_boot, n_c))`` on the
@@ -492,8 +492,16 @@ def bca_ci_per_category(
     metrics = ("pairwise_accuracy",)
     with single_thread_blas():
         rows = _per_category_rows(grouped, n_boot, seed, alpha, metrics)
-    return pd.DataFrame(
-        rows, columns=["category", "n_products", "pairwise_accuracy", "ci_lo", "ci_hi"]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "category": pl.String,
+            "n_products": pl.Int64,
+            "pairwise_accuracy": pl.Float64,
+            "ci_lo": pl.Float64,
+            "ci_hi": pl.Float64,
+        },
+        orient="row",
     )
 
 

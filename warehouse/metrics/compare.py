@@ -4,8 +4,9 @@ Conventions:
 
 * Inputs are per-pair credit vectors (0, 0.5, 1), one entry per within-category pair, from
   :func:`warehouse.metrics.core.pairwise_credits`. Two models are compared on the SAME pairs:
-  DataFrames are aligned on ``(category, code_i, code_j)`` when both carry product codes, else
-  on ``(category, i, j)``; plain arrays are aligned by position. Misaligned inputs raise.
+  credit tables (polars or Arrow) are aligned on ``(category, code_i, code_j)`` when both carry
+  product codes, else on ``(category, i, j)``; plain arrays are aligned by position.
+  Misaligned inputs raise.
 * ``diff`` = accuracy(a) - accuracy(b) = mean of the per-pair credit differences ``d``.
 * Paired bootstrap: one ``default_rng(seed)`` draws ``integers(0, P, (n_boot, P))`` pair indices
   (row by row); CI = percentile interval of the resampled mean differences. Pairs sharing a
@@ -32,8 +33,10 @@ import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
+import polars as pl
+import pyarrow as pa
 
+from .core import as_polars
 from .paired import (
     PRODUCT_METHODS,
     distinct_bootstrap_differences,
@@ -60,21 +63,30 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def _tables(credits: Sequence[object]) -> list[pl.DataFrame] | None:
+    """The credit inputs as polars frames when every one is a table (polars or Arrow)."""
+    if all(isinstance(c, pl.DataFrame | pa.Table) for c in credits):
+        return [as_polars(c, "credit table") for c in credits]
+    return None
+
+
 def _credit_matrix(credits: Sequence[object]) -> np.ndarray:
     """Align credit inputs and return a ``(P, n_models)`` float matrix."""
-    if all(isinstance(c, pd.DataFrame) for c in credits):
-        frames = list(credits)
+    frames = _tables(credits)
+    if frames is not None:
         has_codes = all({"code_i", "code_j"} <= set(f.columns) for f in frames)
         keys = ["category", "code_i", "code_j"] if has_codes else ["category", "i", "j"]
-        ref = frames[0][keys].reset_index(drop=True)
+        ref = list(zip(*(frames[0][k].to_list() for k in keys), strict=True))
         cols = []
         for f in frames:
-            if f[keys].duplicated().any():
+            rows = list(zip(*(f[k].to_list() for k in keys), strict=True))
+            by_key = dict(zip(rows, f["credit"].cast(pl.Float64).to_list(), strict=True))
+            if len(by_key) != len(rows):
                 raise ValueError(f"duplicate pair keys {keys} in a credit table")
-            merged = ref.merge(f[[*keys, "credit"]], on=keys, how="left", validate="one_to_one")
-            if len(f) != len(ref) or merged["credit"].isna().any():
+            col = np.array([by_key.get(k, np.nan) for k in ref], dtype=np.float64)
+            if len(f) != len(ref) or np.isnan(col).any():
                 raise ValueError(f"credit tables do not cover the same pairs (keys {keys})")
-            cols.append(merged["credit"].to_numpy(dtype=np.float64))
+            cols.append(col)
         return np.column_stack(cols)
     arrays = [np.asarray(c, dtype=np.float64) for c in credits]
     if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
@@ -120,11 +132,15 @@ def _pair_products(credits: Sequence[object], products: object | None) -> tuple:
             c: np.asarray(products[c], dtype=object) for c in ("category", "product_a", "product_b")
         }
         return cols["category"], cols["product_a"], cols["product_b"]
-    if all(isinstance(c, pd.DataFrame) for c in credits):
-        ref = credits[0]
-        if all({"code_i", "code_j"} <= set(f.columns) for f in credits):
-            return ref["category"].to_numpy(), ref["code_i"].to_numpy(), ref["code_j"].to_numpy()
-        return ref["category"].to_numpy(), ref["i"].to_numpy(), ref["j"].to_numpy()
+    frames = _tables(credits)
+    if frames is not None:
+        ref = frames[0]
+        a, b = (
+            ("code_i", "code_j")
+            if all({"code_i", "code_j"} <= set(f.columns) for f in frames)
+            else ("i", "j")
+        )
+        return tuple(np.asarray(ref[c].to_list(), dtype=object) for c in ("category", a, b))
     raise ValueError(
         "product-level comparison methods need each pair's products: pass pairwise_credits "
         "frames or products=(category, product_a, product_b) aligned with the credits"
@@ -191,10 +207,11 @@ def compare_models(
     alpha: float = 0.05,
     method: str = "pair_bootstrap",
     products: object | None = None,
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """All pairwise model comparisons, Holm-corrected (``method``: module docstring).
 
-    ``credits``: model name -> per-pair credits (DataFrame from ``pairwise_credits`` or array).
+    ``credits``: model name -> per-pair credits (polars/Arrow table from ``pairwise_credits`` or
+    array).
     One row per unordered model pair (in mapping order, ``model_a`` before ``model_b``):
     ``model_a, model_b, acc_a, acc_b, diff, ci_lo, ci_hi, p_value, p_holm, resolved``.
     All comparisons share the same bootstrap and sign-flip draws (seed ``seed``).
@@ -208,14 +225,20 @@ def compare_models(
     if method != "pair_bootstrap":
         prods = _pair_products([credits[n] for n in names], products)
     rows = _compare(mat, pairs, n_boot, n_perm, seed, alpha, method, prods)
-    table = pd.DataFrame(rows)
-    table.insert(0, "model_b", [names[b] for _, b in pairs])
-    table.insert(0, "model_a", [names[a] for a, _ in pairs])
-    table["p_holm"] = holm(table["p_value"].to_numpy())
-    excludes_zero = (table["ci_lo"] > 0) | (table["ci_hi"] < 0)
-    table["resolved"] = (table["p_holm"] < alpha) & excludes_zero
+    p_value = np.array([r["p_value"] for r in rows], dtype=np.float64)
+    p_holm = holm(p_value)
+    ci_lo = np.array([r["ci_lo"] for r in rows], dtype=np.float64)
+    ci_hi = np.array([r["ci_hi"] for r in rows], dtype=np.float64)
+    resolved = (p_holm < alpha) & ((ci_lo > 0) | (ci_hi < 0))  # numpy: NaN compares False
+    labels = ("ci_method", "ci_note")
+    floats = [k for k in rows[0] if k not in labels]
+    cols = [
+        pl.Series("model_a", [names[a] for a, _ in pairs], dtype=pl.String),
+        pl.Series("model_b", [names[b] for _, b in pairs], dtype=pl.String),
+        *(pl.Series(k, [r[k] for r in rows], dtype=pl.Float64) for k in floats),
+        pl.Series("p_holm", p_holm, dtype=pl.Float64),
+        pl.Series("resolved", resolved, dtype=pl.Boolean),
+    ]
     if method != "pair_bootstrap":  # keep the product-level labels last
-        table = table[[c for c in table.columns if c not in ("ci_method", "ci_note")]].assign(
-            ci_method=table["ci_method"], ci_note=table["ci_note"]
-        )
-    return table
+        cols += [pl.Series(k, [r[k] for r in rows], dtype=pl.String) for k in labels]
+    return pl.DataFrame(cols)

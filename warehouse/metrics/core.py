@@ -26,11 +26,13 @@ Conventions (shared by every function in this package):
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
+import pyarrow as pa
 from scipy import stats
 
 from warehouse.config import project_var
@@ -72,6 +74,14 @@ class Grouped:
     @property
     def sizes(self) -> np.ndarray:
         return np.array([len(r) for r in self.rows], dtype=np.int64)
+
+
+def json_float(value: object) -> float | None:
+    """JSON-safe float: NaN/inf -> None."""
+    if value is None:
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
 
 
 def _as_float(values: object, name: str) -> np.ndarray:
@@ -137,9 +147,30 @@ def _category_pairs(grouped: Grouped) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def as_polars(table: object, what: str = "table") -> pl.DataFrame:
+    """``table`` as a polars frame: a polars frame as is, an Arrow table converted (zero-copy
+    where Arrow allows). Anything else raises ``TypeError`` naming ``what``."""
+    if isinstance(table, pl.DataFrame):
+        return table
+    if isinstance(table, pa.Table):
+        return pl.from_arrow(table)
+    raise TypeError(f"{what} must be a polars DataFrame or an Arrow table, got {type(table)!r}")
+
+
+def code_series(name: str, codes: object) -> pl.Series:
+    """Product codes as a polars column: ``Int64`` when every code is an integer, ``String``
+    when every code is a string, else ``Object`` (the Python values, as given)."""
+    vals = list(np.asarray(codes, dtype=object))
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in vals):
+        return pl.Series(name, [int(v) for v in vals], dtype=pl.Int64)
+    if all(isinstance(v, str) for v in vals):
+        return pl.Series(name, vals, dtype=pl.String)
+    return pl.Series(name, vals, dtype=pl.Object)
+
+
 def pairwise_credits(
     category: object, gold: object, pred: object, product_code: object | None = None
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Per-pair credit table: one row per within-category pair.
 
     Columns: ``category``, ``i``, ``j`` (row indices into the inputs, ``i`` listed before ``j``
@@ -155,20 +186,23 @@ def pairwise_credits(
     cat_col = np.repeat(np.array(grouped.names, dtype=object), [len(a) for a, _ in pairs])
     dg = grouped.gold[i] - grouped.gold[j]
     dp = grouped.pred[i] - grouped.pred[j]
-    frame = {"category": cat_col, "i": i, "j": j}
+    cols = [
+        pl.Series("category", cat_col, dtype=pl.String),
+        pl.Series("i", i, dtype=pl.Int64),
+        pl.Series("j", j, dtype=pl.Int64),
+    ]
     if product_code is not None:
         codes = np.asarray(product_code, dtype=object)
         if len(codes) != len(grouped.gold):
             raise ValueError("product_code must align with the other inputs")
-        frame["code_i"] = codes[i]
-        frame["code_j"] = codes[j]
-    frame.update(
-        gold_tie=np.abs(dg) < TIE_EPS,
-        pred_tie=np.abs(dp) < TIE_EPS,
-        abs_delta_gold=np.abs(dg),
-        credit=_pair_credit(dg, dp),
-    )
-    return pd.DataFrame(frame)
+        cols += [code_series("code_i", codes[i]), code_series("code_j", codes[j])]
+    cols += [
+        pl.Series("gold_tie", np.abs(dg) < TIE_EPS, dtype=pl.Boolean),
+        pl.Series("pred_tie", np.abs(dp) < TIE_EPS, dtype=pl.Boolean),
+        pl.Series("abs_delta_gold", np.abs(dg), dtype=pl.Float64),
+        pl.Series("credit", _pair_credit(dg, dp), dtype=pl.Float64),
+    ]
+    return pl.DataFrame(cols)
 
 
 def _per_category_credit(grouped: Grouped) -> tuple[np.ndarray, np.ndarray]:
@@ -189,20 +223,24 @@ def pairwise_accuracy(category: object, gold: object, pred: object) -> float:
     return float(credit.sum() / npairs.sum())
 
 
-def per_category_pairwise(category: object, gold: object, pred: object) -> pd.DataFrame:
+_PER_CATEGORY_SCHEMA = {"category": pl.String, "n_products": pl.Int64, "n_pairs": pl.Int64}
+
+
+def per_category_pairwise(category: object, gold: object, pred: object) -> pl.DataFrame:
     """Per-category pairwise accuracy: ``category, n_products, n_pairs, credit, accuracy``."""
     grouped = group_by_category(category, gold, pred)
     credit, npairs = _per_category_credit(grouped)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = credit / npairs
-    return pd.DataFrame(
+    return pl.DataFrame(
         {
             "category": list(grouped.names),
             "n_products": grouped.sizes,
             "n_pairs": npairs,
             "credit": credit,
             "accuracy": acc,
-        }
+        },
+        schema=_PER_CATEGORY_SCHEMA | {"credit": pl.Float64, "accuracy": pl.Float64},
     )
 
 
@@ -257,7 +295,7 @@ def pairwise_accuracy_pooled(category: object, gold: object, pred: object) -> fl
     Categories with fewer than two products (no pairs) are left out.
     """
     table = per_category_pairwise(category, gold, pred)
-    table = table[table["n_pairs"] > 0]
+    table = table.filter(pl.col("n_pairs") > 0)
     res = dersimonian_laird(table["accuracy"].to_numpy(), table["n_products"].to_numpy())
     return float(res["pooled"])
 
@@ -328,25 +366,24 @@ def recall_at_k(category: object, gold: object, pred: object, k: int) -> float:
 # --------------------------------------------------------------------------- everything
 
 
-def per_category_metrics(category: object, gold: object, pred: object) -> pd.DataFrame:
+def per_category_metrics(category: object, gold: object, pred: object) -> pl.DataFrame:
     """One row per category: n_products, n_pairs, pairwise accuracy, Spearman, Kendall, R@1-3."""
     grouped = group_by_category(category, gold, pred)
     credit, npairs = _per_category_credit(grouped)
     rho, n = _per_category_corr(grouped, "spearman")
     tau, _ = _per_category_corr(grouped, "kendall")
-    out = pd.DataFrame(
-        {
-            "category": list(grouped.names),
-            "n_products": n,
-            "n_pairs": npairs,
-            "pairwise_accuracy": credit / np.maximum(npairs, 1),
-            "spearman": rho,
-            "kendall_tau": tau,
-        }
-    )
+    cols = {
+        "category": list(grouped.names),
+        "n_products": n,
+        "n_pairs": npairs,
+        "pairwise_accuracy": credit / np.maximum(npairs, 1),
+        "spearman": rho,
+        "kendall_tau": tau,
+    }
     for k in RECALL_KS:
-        out[f"recall_at_{k}"] = per_category_recall(grouped, k)
-    return out
+        cols[f"recall_at_{k}"] = per_category_recall(grouped, k)
+    floats = dict.fromkeys(list(cols)[3:], pl.Float64)
+    return pl.DataFrame(cols, schema=_PER_CATEGORY_SCHEMA | floats)
 
 
 def compute_all(category: object, gold: object, pred: object) -> dict[str, float]:
@@ -376,14 +413,16 @@ def compute_all(category: object, gold: object, pred: object) -> dict[str, float
 
 
 def arrays_from_frame(
-    df: pd.DataFrame, gold_column: str = "true_rank", pred_column: str = "predicted_score"
+    df: object, gold_column: str = "true_rank", pred_column: str = "predicted_score"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(category, gold, pred)`` arrays from a prediction table (public OOF layout by default)."""
+    """``(category, gold, pred)`` arrays from a prediction table (polars or Arrow; public OOF
+    layout by default)."""
+    df = as_polars(df, "prediction table")
     missing = [c for c in ("category", gold_column, pred_column) if c not in df.columns]
     if missing:
         raise ValueError(f"prediction table lacks column(s) {missing}")
     return (
-        df["category"].to_numpy(dtype=object),
-        df[gold_column].to_numpy(dtype=np.float64),
-        df[pred_column].to_numpy(dtype=np.float64),
+        np.asarray(df["category"].cast(pl.String).to_list(), dtype=object),
+        df[gold_column].cast(pl.Float64).to_numpy(),
+        df[pred_column].cast(pl.Float64).to_numpy(),
     )

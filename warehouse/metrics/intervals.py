@@ -483,7 +483,7 @@ def per_category_intervals(
     if method == "published_bca":
         with single_thread_blas():
             table = bca_ci_per_category(category, gold, pred, n_boot, seed, alpha)
-        rows = [(*r, "published_bca", False, "") for r in table.itertuples(index=False, name=None)]
+        rows = [(*r, "published_bca", False, "") for r in table.iter_rows()]
     else:
         data = _Data(category, gold, pred)
         rows = []

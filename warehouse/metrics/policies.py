@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from .bootstrap import BOOT_METRICS, bca_ci
-from .core import RECALL_KS, as_category_array
+from .core import RECALL_KS, as_category_array, as_polars
 from .intervals import metric_intervals
 
 
@@ -63,15 +62,18 @@ def _flags(point: float, lo: float, hi: float, chance: float) -> dict[str, objec
     }
 
 
-def slot1_wins_accuracy(pairs_df: pd.DataFrame, alpha: float = 0.05) -> dict[str, object]:
-    """Accuracy of always predicting ``product_code_1`` on the gold pair file, with CI and flags.
+def slot1_wins_accuracy(pairs_df: object, alpha: float = 0.05) -> dict[str, object]:
+    """Accuracy of always predicting ``product_code_1`` on the gold pair file (a polars or Arrow
+    table), with CI and flags; a pair without a winner (null) is not a win.
 
     Returns ``point, lo, hi, chance (0.5), beats_chance, differs_from_chance, n_pairs, n_wins``.
     """
+    pairs_df = as_polars(pairs_df, "pair file")
     need = {"product_code_1", "higher_rated_product"}
     if not need <= set(pairs_df.columns):
         raise ValueError(f"pair file lacks column(s) {sorted(need - set(pairs_df.columns))}")
-    wins = int((pairs_df["higher_rated_product"] == pairs_df["product_code_1"]).sum())
+    won = pairs_df["higher_rated_product"] == pairs_df["product_code_1"]
+    wins = int(won.fill_null(False).sum())
     n = len(pairs_df)
     if n == 0:
         raise ValueError("pair file has no rows")

@@ -7,16 +7,16 @@ files give the same numbers everywhere.
 Every metric comes from :mod:`warehouse.metrics.core`; intervals from
 :mod:`warehouse.metrics.bootstrap`. The bootstrap replicates of a model are computed once (one
 :func:`~warehouse.metrics.bootstrap.bca_ci` call for the six Table-2 metrics; the macro interval
-reuses the same cached draws).
+reuses the same cached draws). The per-pair slices and calibration of ``evaluate`` are in
+:mod:`warehouse.metrics.slices`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
+import polars as pl
 
 from warehouse.errors import DataValidationError
 
@@ -26,23 +26,18 @@ from .core import (
     METRIC_NAMES,
     TIE_EPS,
     as_category_array,
+    code_series,
     compute_all,
+    json_float,
     pairwise_credits,
     per_category_metrics,
     per_category_pairwise,
 )
 from .intervals import metric_intervals, per_category_intervals
 from .policies import lower_code_wins, random_policy_expected, slot1_wins_accuracy
-from .slices import (
-    accuracy_by_delta_quintile,
-    accuracy_clear_vs_ambiguous,
-    expected_calibration_error,
-)
 from .validate import normalize_code
 
 ALPHA = 0.05
-ECE_BINS = 10
-CLEAR_P = 0.05
 MAIN_VARIANT = (
     "BENCHMARK.md section 4 main-table BCa: canonical (category, gold, prediction) order, one "
     "default_rng(seed), draws replicate by replicate and category by sorted category, jackknife "
@@ -75,14 +70,6 @@ POLICY_DESCRIPTIONS = {
     "slot1_wins": "first listed product wins on the gold pair file (position audit)",
     "lower_code_wins": "the lower product code wins (code-leak audit)",
 }
-
-
-def json_float(value: object) -> float | None:
-    """JSON-safe float: NaN/inf -> None."""
-    if value is None:
-        return None
-    v = float(value)
-    return v if math.isfinite(v) else None
 
 
 def interval(point: object, lo: object = None, hi: object = None) -> dict[str, float | None]:
@@ -177,7 +164,7 @@ def score_per_category(
     seed: int = 42,
     all_metrics: bool = True,
     ci: str = "default",
-) -> pd.DataFrame:
+) -> pl.DataFrame:
     """Per-category points joined with a per-category interval of pairwise accuracy.
 
     ``ci``: ``"published_bca"`` = :func:`warehouse.metrics.bca_ci_per_category` (the published
@@ -195,32 +182,38 @@ def score_per_category(
         points = per_category_metrics(category, gold, pred)
     else:
         points = per_category_pairwise(category, gold, pred)
-        points = points.rename(columns={"accuracy": "pairwise_accuracy"}).drop(columns="credit")
+        points = points.rename({"accuracy": "pairwise_accuracy"}).drop("credit")
     if ci == "published_bca":
         cis = bca_ci_per_category(category, gold, pred, n_boot=n_boot, seed=seed)
-        cis = cis.assign(ci_method="published_bca")
         flags = [
             _published_flags(pt, lo, hi)
             for pt, lo, hi in zip(cis["pairwise_accuracy"], cis["ci_lo"], cis["ci_hi"], strict=True)
         ]
-        cis["is_degenerate"] = [f["is_degenerate"] for f in flags]
-        cis["ci_note"] = [f["ci_note"] for f in flags]
+        cis = cis.with_columns(
+            pl.lit("published_bca").alias("ci_method"),
+            pl.Series("is_degenerate", [f["is_degenerate"] for f in flags], dtype=pl.Boolean),
+            pl.Series("ci_note", [f["ci_note"] for f in flags], dtype=pl.String),
+        )
     else:
         cis = per_category_intervals(category, gold, pred, "default", n_boot=n_boot, seed=seed)
-        cis = cis.to_pandas()
     ci_cols = ["category", "ci_lo", "ci_hi", "ci_method", "is_degenerate", "ci_note"]
-    out = points.merge(cis[ci_cols], on="category", how="left")
-    out.loc[out["n_pairs"] == 0, "pairwise_accuracy"] = np.nan
+    out = points.join(cis.select(ci_cols), on="category", how="left", maintain_order="left")
+    out = out.with_columns(
+        pl.when(pl.col("n_pairs") == 0)
+        .then(float("nan"))
+        .otherwise(pl.col("pairwise_accuracy"))
+        .alias("pairwise_accuracy")
+    )
     cols = ["category", "n_products", "n_pairs", "pairwise_accuracy", "ci_lo", "ci_hi"]
     tail = ["ci_method", "is_degenerate", "ci_note"]
-    return out[cols + [c for c in out.columns if c not in cols + tail] + tail]
+    return out.select(cols + [c for c in out.columns if c not in cols + tail] + tail)
 
 
 def _code_sort_key(code: object) -> tuple[int, object]:
     return (0, code) if isinstance(code, int) else (1, str(code))
 
 
-def pair_table(category: object, product_code: object, gold: object, pred: object) -> pd.DataFrame:
+def pair_table(category: object, product_code: object, gold: object, pred: object) -> pl.DataFrame:
     """Per-pair credits keyed independently of row order.
 
     One row per within-category pair (:func:`warehouse.metrics.pairwise_credits`), with
@@ -233,42 +226,54 @@ def pair_table(category: object, product_code: object, gold: object, pred: objec
     )
     g = np.asarray(gold, dtype=np.float64)
     pc = pairwise_credits(category, g, pred, product_code=codes)
+    code_i = np.asarray(pc["code_i"].to_list(), dtype=object)
+    code_j = np.asarray(pc["code_j"].to_list(), dtype=object)
     swap = np.array(
-        [
-            _code_sort_key(a) > _code_sort_key(b)
-            for a, b in zip(pc["code_i"], pc["code_j"], strict=True)
-        ],
+        [_code_sort_key(a) > _code_sort_key(b) for a, b in zip(code_i, code_j, strict=True)],
         dtype=bool,
     )
-    lo = np.where(swap, pc["code_j"], pc["code_i"])
-    hi = np.where(swap, pc["code_i"], pc["code_j"])
+    lo = np.where(swap, code_j, code_i)
+    hi = np.where(swap, code_i, code_j)
     dg = g[pc["i"].to_numpy()] - g[pc["j"].to_numpy()]
-    sign = np.where(np.abs(dg) < TIE_EPS, 0, np.sign(dg)).astype(int)
+    sign = np.where(np.abs(dg) < TIE_EPS, 0, np.sign(dg)).astype(np.int64)
     sign = np.where(swap, -sign, sign)
-    out = pd.DataFrame(
-        {
-            "category": pc["category"].to_numpy(),
-            "code_lo": lo,
-            "code_hi": hi,
-            "gold_sign": sign,
-            "abs_delta_gold": pc["abs_delta_gold"].to_numpy(),
-            "pred_tie": pc["pred_tie"].to_numpy(),
-            "credit": pc["credit"].to_numpy(),
-        }
-    )
-    out.insert(
-        0,
-        "pair_key",
+    cat = pc["category"].to_list()
+    return pl.DataFrame(
         [
-            f"{c}:{a}:{b}"
-            for c, a, b in zip(out["category"], out["code_lo"], out["code_hi"], strict=True)
-        ],
+            pl.Series(
+                "pair_key",
+                [f"{c}:{a}:{b}" for c, a, b in zip(cat, lo, hi, strict=True)],
+                dtype=pl.String,
+            ),
+            pc["category"],
+            code_series("code_lo", lo),
+            code_series("code_hi", hi),
+            pl.Series("gold_sign", sign, dtype=pl.Int64),
+            pc["abs_delta_gold"],
+            pc["pred_tie"],
+            pc["credit"],
+        ]
     )
-    return out
+
+
+class _PairIndex:
+    """A :func:`pair_table` as arrays, with the row of each ``pair_key``."""
+
+    def __init__(self, table: pl.DataFrame) -> None:
+        keys = table["pair_key"].to_list()
+        self.row = {k: i for i, k in enumerate(keys)}
+        self.category = np.asarray(table["category"].to_list(), dtype=object)
+        self.code_lo = np.asarray(table["code_lo"].to_list(), dtype=object)
+        self.code_hi = np.asarray(table["code_hi"].to_list(), dtype=object)
+        self.gold_sign = table["gold_sign"].to_numpy()
+        self.credit = table["credit"].cast(pl.Float64).to_numpy()
+
+    def rows(self, keys: list[str]) -> np.ndarray:
+        return np.array([self.row[k] for k in keys], dtype=np.intp)
 
 
 def compare_pair_tables(
-    tables: Mapping[str, pd.DataFrame],
+    tables: Mapping[str, pl.DataFrame],
     *,
     n_boot: int = 10000,
     seed: int = 42,
@@ -290,13 +295,13 @@ def compare_pair_tables(
     if len(names) < 2:
         return []
     sources = sources or {n: n for n in names}
-    indexed = {n: t.set_index("pair_key") for n, t in tables.items()}
-    key_sets = {n: frozenset(t.index) for n, t in indexed.items()}
+    indexed = {n: _PairIndex(t) for n, t in tables.items()}
+    key_sets = {n: frozenset(t.row) for n, t in indexed.items()}
     rows: list[dict[str, object]] = []
 
-    def check_gold(a: str, b: str, keys: pd.Index) -> None:
-        sa = indexed[a].loc[keys, "gold_sign"].to_numpy()
-        sb = indexed[b].loc[keys, "gold_sign"].to_numpy()
+    def check_gold(a: str, b: str, keys: list[str]) -> None:
+        sa = indexed[a].gold_sign[indexed[a].rows(keys)]
+        sb = indexed[b].gold_sign[indexed[b].rows(keys)]
         bad = np.flatnonzero(sa != sb)
         if bad.size:
             raise DataValidationError(
@@ -308,12 +313,12 @@ def compare_pair_tables(
                 column="true_rank/true_score",
             )
 
-    def compare(credits: dict[str, np.ndarray], keys: pd.Index, t: pd.DataFrame) -> pd.DataFrame:
-        sub = t.loc[keys]
+    def compare(credits: dict[str, np.ndarray], keys: list[str], t: _PairIndex) -> pl.DataFrame:
+        sel = t.rows(keys)
         products = {
-            "category": sub["category"].to_numpy(dtype=object),
-            "product_a": sub["code_lo"].to_numpy(dtype=object),
-            "product_b": sub["code_hi"].to_numpy(dtype=object),
+            "category": t.category[sel],
+            "product_a": t.code_lo[sel],
+            "product_b": t.code_hi[sel],
         }
         return compare_models(
             credits,
@@ -325,38 +330,38 @@ def compare_pair_tables(
             products=None if method == "pair_bootstrap" else products,
         )
 
-    def n_products(keys: pd.Index, t: pd.DataFrame) -> int:
-        sub = t.loc[keys]
+    def n_products(keys: list[str], t: _PairIndex) -> int:
+        sel = t.rows(keys)
         return len(
-            set(zip(sub["category"], sub["code_lo"], strict=True))
-            | set(zip(sub["category"], sub["code_hi"], strict=True))
+            set(zip(t.category[sel], t.code_lo[sel], strict=True))
+            | set(zip(t.category[sel], t.code_hi[sel], strict=True))
         )
 
     if len(set(key_sets.values())) == 1:
-        keys = pd.Index(sorted(next(iter(key_sets.values()))))
+        keys = sorted(next(iter(key_sets.values())))
         for b in names[1:]:
             check_gold(names[0], b, keys)
-        credits = {n: indexed[n].loc[keys, "credit"].to_numpy() for n in names}
+        credits = {n: indexed[n].credit[indexed[n].rows(keys)] for n in names}
         table = compare(credits, keys, indexed[names[0]])
         npr = n_products(keys, indexed[names[0]])
-        for rec in table.to_dict("records"):
+        for rec in table.iter_rows(named=True):
             rows.append({**rec, "n_products": npr, "n_pairs": len(keys)})
     else:
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
-                keys = pd.Index(sorted(key_sets[a] & key_sets[b]))
+                keys = sorted(key_sets[a] & key_sets[b])
                 if len(keys) == 0:
                     rows.append({"model_a": a, "model_b": b, "n_products": 0, "n_pairs": 0})
                     continue
                 check_gold(a, b, keys)
                 credits = {
-                    a: indexed[a].loc[keys, "credit"].to_numpy(),
-                    b: indexed[b].loc[keys, "credit"].to_numpy(),
+                    a: indexed[a].credit[indexed[a].rows(keys)],
+                    b: indexed[b].credit[indexed[b].rows(keys)],
                 }
                 rec = compare(credits, keys, indexed[a])
                 rows.append(
                     {
-                        **rec.iloc[0].to_dict(),
+                        **rec.row(0, named=True),
                         "n_products": n_products(keys, indexed[a]),
                         "n_pairs": len(keys),
                     }
@@ -394,7 +399,7 @@ def trivial_policies(
     category: object,
     product_code: object,
     gold: object,
-    gold_pairs: pd.DataFrame | None,
+    gold_pairs: object | None,
     *,
     n_boot: int = 10000,
     seed: int = 42,
@@ -404,8 +409,9 @@ def trivial_policies(
     """The three trivial policies of BENCHMARK.md section 4 as JSON-ready records.
 
     ``category``/``product_code``/``gold``: the reference products and gold the random and
-    lower-code policies are scored on. ``gold_pairs``: the gold pair file (columns
-    ``product_code_1, higher_rated_product``) for the position audit, or None to skip it.
+    lower-code policies are scored on. ``gold_pairs``: the gold pair file (a polars or Arrow
+    table with the columns ``product_code_1, higher_rated_product``) for the position audit, or
+    None to skip it.
 
     Flags (per metric, from :mod:`warehouse.metrics.policies`): ``beats_chance`` when the CI lies
     entirely above chance, ``differs_from_chance`` when it excludes chance on either side (a
@@ -499,95 +505,4 @@ def _policy_metric(v: Mapping[str, object]) -> dict[str, object]:
         "chance": json_float(v["chance"]),
         "beats_chance": bool(v["beats_chance"]),
         "differs_from_chance": bool(v["differs_from_chance"]),
-    }
-
-
-def delta_slice(pairs: pd.DataFrame, delta_of: str) -> dict[str, object]:
-    """Accuracy by quintile of |delta gold|
-    (:func:`warehouse.metrics.accuracy_by_delta_quintile`)."""
-    if len(pairs) == 0:
-        return {"delta_of": delta_of, "bins": []}
-    table = accuracy_by_delta_quintile(pairs["credit"], pairs["abs_delta_gold"])
-    return {
-        "delta_of": delta_of,
-        "bins": [
-            {
-                "bin": int(r["bin"]),
-                "delta_min": json_float(r["delta_min"]),
-                "delta_max": json_float(r["delta_max"]),
-                "n_pairs": int(r["n_pairs"]),
-                "accuracy": json_float(r["accuracy"]),
-            }
-            for r in table.to_dict("records")
-        ],
-    }
-
-
-def welch_clear_pairs(rating_stats: pd.DataFrame, pairs: pd.DataFrame) -> np.ndarray:
-    """Per pair of ``pairs`` (:func:`pair_table`): True when Welch's t-test on the two products'
-    ratings gives p < .05 (``rating_stats``: ``category, product_code, mean, var, n`` with the
-    sample variance). Pairs with a product lacking two ratings are ambiguous."""
-    from scipy import stats
-
-    idx = {
-        (str(c), normalize_code(p)): (m, v, n)
-        for c, p, m, v, n in rating_stats[
-            ["category", "product_code", "mean", "var", "n"]
-        ].itertuples(index=False)
-    }
-    nan3 = (np.nan, np.nan, 0)
-    a = np.array(
-        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_lo"], strict=True)],
-        dtype=np.float64,
-    ).reshape(-1, 3)
-    b = np.array(
-        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_hi"], strict=True)],
-        dtype=np.float64,
-    ).reshape(-1, 3)
-    ok = (a[:, 2] >= 2) & (b[:, 2] >= 2) & np.isfinite(a[:, 1]) & np.isfinite(b[:, 1])
-    clear = np.zeros(len(pairs), dtype=bool)
-    if ok.any():
-        with np.errstate(invalid="ignore", divide="ignore"):
-            res = stats.ttest_ind_from_stats(
-                a[ok, 0],
-                np.sqrt(a[ok, 1]),
-                a[ok, 2],
-                b[ok, 0],
-                np.sqrt(b[ok, 1]),
-                b[ok, 2],
-                equal_var=False,
-            )
-        clear[ok] = np.nan_to_num(res.pvalue, nan=1.0) < CLEAR_P
-    return clear
-
-
-def clear_slice(pairs: pd.DataFrame, is_clear: np.ndarray) -> list[dict[str, object]]:
-    """Accuracy of clear vs ambiguous pairs
-    (:func:`warehouse.metrics.accuracy_clear_vs_ambiguous`)."""
-    if len(pairs) == 0:
-        return []
-    table = accuracy_clear_vs_ambiguous(pairs["credit"], is_clear)
-    return [
-        {"slice": r["slice"], "n_pairs": int(r["n_pairs"]), "accuracy": json_float(r["accuracy"])}
-        for r in table.to_dict("records")
-    ]
-
-
-def calibration(pairs: pd.DataFrame, confidence_by_code: Mapping, n_bins: int = ECE_BINS) -> dict:
-    """ECE of pair predictions: a pair's confidence is the mean of its two rows' ``confidence``,
-    its correctness the pair credit (0, 0.5, 1)
-    (:func:`warehouse.metrics.expected_calibration_error`, ``n_bins`` equal-width bins)."""
-    conf = np.array(
-        [
-            (confidence_by_code[(c, lo)] + confidence_by_code[(c, hi)]) / 2
-            for c, lo, hi in zip(pairs["category"], pairs["code_lo"], pairs["code_hi"], strict=True)
-        ],
-        dtype=np.float64,
-    )
-    ece = expected_calibration_error(conf, pairs["credit"], n_bins=n_bins) if len(conf) else None
-    return {
-        "ece": json_float(ece),
-        "n_bins": n_bins,
-        "n_pairs": len(conf),
-        "pair_confidence": "mean of the two products' confidence",
     }

@@ -10,13 +10,24 @@ Conventions:
 * Expected calibration error: equal-width bins on [0, 1], bin b = [b/B, (b+1)/B) with the last
   bin closed at 1; ECE = sum_b (n_b / N) |mean(correct_b) - mean(confidence_b)|. ``correct``
   may be fractional (a 0.5 tie credit).
+* The per-pair slices of ``tastebench evaluate`` (:func:`delta_slice`, :func:`clear_slice` with
+  :func:`welch_clear_pairs`, :func:`calibration`) take a :func:`.scoring.pair_table` (polars) and
+  return JSON-ready records.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
-import pandas as pd
+import polars as pl
 from scipy import stats
+
+from .core import json_float
+from .validate import normalize_code
+
+ECE_BINS = 10
+CLEAR_P = 0.05
 
 
 def _pair_arrays(credit: object, other: object, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -29,7 +40,7 @@ def _pair_arrays(credit: object, other: object, name: str) -> tuple[np.ndarray, 
     return c, o
 
 
-def accuracy_by_delta_quintile(credit: object, abs_delta: object, n_bins: int = 5) -> pd.DataFrame:
+def accuracy_by_delta_quintile(credit: object, abs_delta: object, n_bins: int = 5) -> pl.DataFrame:
     """Pairwise accuracy by quantile bin of |delta gold| (bin 1 = smallest differences).
 
     Columns: ``bin, delta_min, delta_max, n_pairs, accuracy``.
@@ -49,10 +60,20 @@ def accuracy_by_delta_quintile(credit: object, abs_delta: object, n_bins: int = 
             rows.append((b + 1, np.nan, np.nan, 0, np.nan))
             continue
         rows.append((b + 1, d[sel].min(), d[sel].max(), int(sel.sum()), float(c[sel].mean())))
-    return pd.DataFrame(rows, columns=["bin", "delta_min", "delta_max", "n_pairs", "accuracy"])
+    return pl.DataFrame(
+        rows,
+        schema={
+            "bin": pl.Int64,
+            "delta_min": pl.Float64,
+            "delta_max": pl.Float64,
+            "n_pairs": pl.Int64,
+            "accuracy": pl.Float64,
+        },
+        orient="row",
+    )
 
 
-def accuracy_clear_vs_ambiguous(credit: object, is_clear: object) -> pd.DataFrame:
+def accuracy_clear_vs_ambiguous(credit: object, is_clear: object) -> pl.DataFrame:
     """Pairwise accuracy of clear vs ambiguous pairs (``is_clear`` per-pair booleans).
 
     Columns: ``slice`` ("clear", "ambiguous"), ``n_pairs``, ``accuracy`` (NaN when empty).
@@ -63,7 +84,9 @@ def accuracy_clear_vs_ambiguous(credit: object, is_clear: object) -> pd.DataFram
     for name, sel in (("clear", flag), ("ambiguous", ~flag)):
         acc = float(c[sel].mean()) if sel.any() else float("nan")
         rows.append((name, int(sel.sum()), acc))
-    return pd.DataFrame(rows, columns=["slice", "n_pairs", "accuracy"])
+    return pl.DataFrame(
+        rows, schema={"slice": pl.String, "n_pairs": pl.Int64, "accuracy": pl.Float64}, orient="row"
+    )
 
 
 def expected_calibration_error(confidence: object, correct: object, n_bins: int = 10) -> float:
@@ -83,3 +106,101 @@ def expected_calibration_error(confidence: object, correct: object, n_bins: int 
     used = n > 0
     gap = np.abs(sum_corr[used] / n[used] - sum_conf[used] / n[used])
     return float((n[used] / len(conf) * gap).sum())
+
+
+# ------------------------------------------------ per-pair slices of a pair table (evaluate)
+
+
+def delta_slice(pairs: pl.DataFrame, delta_of: str) -> dict[str, object]:
+    """Accuracy by quintile of |delta gold|
+    (:func:`warehouse.metrics.accuracy_by_delta_quintile`)."""
+    if len(pairs) == 0:
+        return {"delta_of": delta_of, "bins": []}
+    table = accuracy_by_delta_quintile(pairs["credit"], pairs["abs_delta_gold"])
+    return {
+        "delta_of": delta_of,
+        "bins": [
+            {
+                "bin": int(r["bin"]),
+                "delta_min": json_float(r["delta_min"]),
+                "delta_max": json_float(r["delta_max"]),
+                "n_pairs": int(r["n_pairs"]),
+                "accuracy": json_float(r["accuracy"]),
+            }
+            for r in table.iter_rows(named=True)
+        ],
+    }
+
+
+def welch_clear_pairs(rating_stats: pl.DataFrame, pairs: pl.DataFrame) -> np.ndarray:
+    """Per pair of ``pairs`` (:func:`pair_table`): True when Welch's t-test on the two products'
+    ratings gives p < .05 (``rating_stats``: ``category, product_code, mean, var, n`` with the
+    sample variance; a null variance counts as NaN). Pairs with a product lacking two ratings are
+    ambiguous."""
+    idx = {
+        (str(c), normalize_code(p)): (m, v, n)
+        for c, p, m, v, n in zip(
+            rating_stats["category"].to_list(),
+            rating_stats["product_code"].to_list(),
+            rating_stats["mean"].cast(pl.Float64).to_numpy(),
+            rating_stats["var"].cast(pl.Float64).to_numpy(),
+            rating_stats["n"].to_numpy(),
+            strict=True,
+        )
+    }
+    nan3 = (np.nan, np.nan, 0)
+    a = np.array(
+        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_lo"], strict=True)],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    b = np.array(
+        [idx.get((c, x), nan3) for c, x in zip(pairs["category"], pairs["code_hi"], strict=True)],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    ok = (a[:, 2] >= 2) & (b[:, 2] >= 2) & np.isfinite(a[:, 1]) & np.isfinite(b[:, 1])
+    clear = np.zeros(len(pairs), dtype=bool)
+    if ok.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = stats.ttest_ind_from_stats(
+                a[ok, 0],
+                np.sqrt(a[ok, 1]),
+                a[ok, 2],
+                b[ok, 0],
+                np.sqrt(b[ok, 1]),
+                b[ok, 2],
+                equal_var=False,
+            )
+        clear[ok] = np.nan_to_num(res.pvalue, nan=1.0) < CLEAR_P
+    return clear
+
+
+def clear_slice(pairs: pl.DataFrame, is_clear: np.ndarray) -> list[dict[str, object]]:
+    """Accuracy of clear vs ambiguous pairs
+    (:func:`warehouse.metrics.accuracy_clear_vs_ambiguous`)."""
+    if len(pairs) == 0:
+        return []
+    table = accuracy_clear_vs_ambiguous(pairs["credit"], is_clear)
+    return [
+        {"slice": r["slice"], "n_pairs": int(r["n_pairs"]), "accuracy": json_float(r["accuracy"])}
+        for r in table.iter_rows(named=True)
+    ]
+
+
+def calibration(pairs: pl.DataFrame, confidence_by_code: Mapping, n_bins: int = ECE_BINS) -> dict:
+    """ECE of pair predictions: a pair's confidence is the mean of its two rows' ``confidence``,
+    its correctness the pair credit (0, 0.5, 1)
+    (:func:`warehouse.metrics.expected_calibration_error`, ``n_bins`` equal-width bins)."""
+    conf = np.array(
+        [
+            (confidence_by_code[(c, lo)] + confidence_by_code[(c, hi)]) / 2
+            for c, lo, hi in zip(pairs["category"], pairs["code_lo"], pairs["code_hi"], strict=True)
+        ],
+        dtype=np.float64,
+    )
+    ece = expected_calibration_error(conf, pairs["credit"], n_bins=n_bins) if len(conf) else None
+    return {
+        "ece": json_float(ece),
+        "n_bins": n_bins,
+        "n_pairs": len(conf),
+        "pair_confidence": "mean of the two products' confidence",
+    }

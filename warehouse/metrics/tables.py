@@ -9,13 +9,17 @@ gold_value, predicted_score, source, data_origin``. Each model is scored on its 
 for Recall when a category's maximum gold is tied, which never happens in the public files).
 The trivial policies are scored on the public products and gold (rows with
 ``source = 'tastebench_public'``), the position audit on the public gold pair file.
+
+Frames are polars (Arrow accepted as input). The tables hold no float NaN: a missing value
+(an undefined metric, a metric without interval) is null.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+import numpy as np
+import polars as pl
 
-from .core import METRIC_NAMES
+from .core import METRIC_NAMES, as_polars
 from .policies import random_policy_expected
 from .scoring import (
     COMPARE_METHOD,
@@ -30,63 +34,109 @@ PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"
 
 
-def conventions(rows: pd.DataFrame) -> tuple[str, ...]:
+def conventions(rows: pl.DataFrame) -> tuple[str, ...]:
     """Interval conventions of a model's rows: ``published_bca`` and ``default`` for the
     published files (every row ``source = 'tastebench_public'``), ``default`` alone otherwise."""
-    public = "source" in rows and bool((rows["source"] == PUBLIC_SOURCE).all())
+    public = "source" in rows.columns and bool(
+        (rows["source"] == PUBLIC_SOURCE).fill_null(False).all()
+    )
     return ("published_bca", "default") if public else ("default",)
 
 
-def _check_columns(oof: pd.DataFrame) -> None:
+def _check_columns(oof: pl.DataFrame) -> None:
     need = {"model_id", "category", "product_code", "gold_value", "predicted_score"}
     if missing := need - set(oof.columns):
         raise ValueError(f"fct_oof_predictions lacks column(s) {sorted(missing)}")
 
 
-def split_models(oof: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def split_models(oof: object) -> dict[str, pl.DataFrame]:
     """Model id -> its rows sorted by (category, product_code), in sorted model order."""
+    oof = as_polars(oof, "fct_oof_predictions")
     _check_columns(oof)
     out = {}
-    for model_id, rows in oof.groupby("model_id", sort=True):
-        out[str(model_id)] = rows.sort_values(["category", "product_code"], kind="stable")
+    for model_id in sorted(oof["model_id"].drop_nulls().unique().to_list()):
+        rows = oof.filter(pl.col("model_id") == model_id)
+        out[str(model_id)] = rows.sort(
+            ["category", "product_code"], maintain_order=True, nulls_last=True
+        )
     return out
 
 
-def _origin(rows: pd.DataFrame) -> str:
-    vals = (
-        sorted(rows["data_origin"].dropna().astype(str).unique()) if "data_origin" in rows else []
-    )
+def _distinct(rows: pl.DataFrame, column: str) -> list[str]:
+    if column not in rows.columns:
+        return []
+    return sorted(rows[column].drop_nulls().cast(pl.String).unique().to_list())
+
+
+def _origin(rows: pl.DataFrame) -> str:
+    vals = _distinct(rows, "data_origin")
     return "|".join(vals) if vals else "unknown"
 
 
-def _source(rows: pd.DataFrame) -> str | None:
-    if "source" not in rows:
+def _source(rows: pl.DataFrame) -> str | None:
+    if "source" not in rows.columns:
         return None
-    vals = sorted(rows["source"].dropna().astype(str).unique())
+    vals = _distinct(rows, "source")
     return "|".join(vals) if vals else None
 
 
-def public_reference(oof: pd.DataFrame) -> pd.DataFrame:
+def _public(oof: pl.DataFrame) -> pl.DataFrame:
+    if "source" not in oof.columns:
+        return oof
+    return oof.filter(pl.col("source") == PUBLIC_SOURCE)
+
+
+def public_reference(oof: object) -> pl.DataFrame:
     """Distinct public products with their gold (``category, product_code, gold_value``)."""
-    pub = oof[oof["source"] == PUBLIC_SOURCE] if "source" in oof else oof
-    ref = pub[["category", "product_code", "gold_value"]].drop_duplicates()
-    dup = ref.duplicated(["category", "product_code"], keep=False)
-    if dup.any():
-        first = ref[dup].iloc[0]
+    oof = as_polars(oof, "fct_oof_predictions")
+    ref = _public(oof).select("category", "product_code", "gold_value").unique(maintain_order=True)
+    dup = ref.filter(pl.struct("category", "product_code").is_duplicated())
+    if len(dup):
+        first = dup.row(0, named=True)
         raise ValueError(
             f"public files disagree on the gold of {first['category']}:{first['product_code']}"
         )
-    return ref.sort_values(["category", "product_code"]).reset_index(drop=True)
+    return ref.sort(["category", "product_code"], nulls_last=True)
+
+
+def _nan_to_null(frame: pl.DataFrame) -> pl.DataFrame:
+    """Float NaN -> null (a mart holds NULL, never NaN, for a missing value)."""
+    return frame.with_columns(pl.col(pl.Float32, pl.Float64).fill_nan(None))
+
+
+METRICS_SCHEMA = {
+    "model_id": pl.String,
+    "metric": pl.String,
+    "scope": pl.String,
+    "point": pl.Float64,
+    "ci_lo": pl.Float64,
+    "ci_hi": pl.Float64,
+    "ci_method": pl.String,
+    "is_degenerate": pl.Boolean,
+    "ci_note": pl.String,
+    "is_default_ci": pl.Boolean,
+    "n_products": pl.Int64,
+    "n_pairs": pl.Int64,
+    "is_trivial_policy": pl.Boolean,
+    "chance_value": pl.Float64,
+    "beats_chance": pl.Boolean,
+    "differs_from_chance": pl.Boolean,
+    "source": pl.String,
+    "data_origin": pl.String,
+}
+"""Columns of :func:`model_metrics_table` after its key ``model_metric_key``."""
 
 
 def model_metrics_table(
-    oof: pd.DataFrame, gold_pairs: pd.DataFrame, *, n_boot: int = 10000, seed: int = 42
-) -> pd.DataFrame:
+    oof: object, gold_pairs: object, *, n_boot: int = 10000, seed: int = 42
+) -> pl.DataFrame:
     """``agg_model_metrics``: one row per (model or trivial policy, metric, scope)."""
+    oof = as_polars(oof, "fct_oof_predictions")
+    gold_pairs = as_polars(gold_pairs, "gold pairs")
     rows = []
     models = split_models(oof)
     for model_id, df in models.items():
-        chance = random_policy_expected(df["category"].to_numpy(dtype=object))
+        chance = random_policy_expected(np.asarray(df["category"].to_list(), dtype=object))
         chance["pairwise_accuracy_macro"] = 0.5
         seen: set[tuple[str, str]] = set()
         for conv in conventions(df):
@@ -125,8 +175,8 @@ def model_metrics_table(
                     }
                 )
     ref = public_reference(oof)
-    pairs = gold_pairs.rename(columns={"winner_product_code": "higher_rated_product"})
-    origin = _origin(oof[oof["source"] == PUBLIC_SOURCE]) if "source" in oof else _origin(oof)
+    pairs = gold_pairs.rename({"winner_product_code": "higher_rated_product"}, strict=False)
+    origin = _origin(_public(oof))
     seen_pol: set[tuple[str, str, str]] = set()
     for conv in ("published_bca", "default"):  # policies are scored on the public products
         for pol in trivial_policies(
@@ -170,26 +220,14 @@ def model_metrics_table(
                         "data_origin": origin,
                     }
                 )
-    out = pd.DataFrame(rows)
-    out.insert(
-        0,
-        "model_metric_key",
-        out["model_id"] + ":" + out["metric"] + ":" + out["scope"] + ":" + out["ci_method"],
-    )
-    out["is_degenerate"] = out["is_degenerate"].astype(bool)
-    out["is_default_ci"] = out["is_default_ci"].astype(bool)
-    out["n_products"] = out["n_products"].astype("Int64")
-    out["n_pairs"] = out["n_pairs"].astype("Int64")
-    for col in ("point", "ci_lo", "ci_hi", "chance_value"):
-        out[col] = out[col].astype("float64")
-    for col in ("beats_chance", "differs_from_chance"):
-        out[col] = out[col].astype("boolean")
-    return out
+    out = pl.DataFrame(rows, schema=METRICS_SCHEMA)
+    key = pl.concat_str("model_id", "metric", "scope", "ci_method", separator=":")
+    return _nan_to_null(out.select(key.alias("model_metric_key"), pl.all()))
 
 
 def model_metrics_per_category_table(
-    oof: pd.DataFrame, *, n_boot: int = 10000, seed: int = 42
-) -> pd.DataFrame:
+    oof: object, *, n_boot: int = 10000, seed: int = 42
+) -> pl.DataFrame:
     """``agg_model_metrics_per_category``: one row per (model, category)."""
     parts = []
     for model_id, df in split_models(oof).items():
@@ -202,26 +240,40 @@ def model_metrics_per_category_table(
                 seed=seed,
                 ci=conv,
             )
-            table.insert(0, "model_id", model_id)
-            table["is_default_ci"] = conv == "default"
-            table["source"] = _source(df)
-            table["data_origin"] = _origin(df)
-            parts.append(table)
-    out = pd.concat(parts, ignore_index=True)
-    out.insert(
-        0,
-        "model_category_key",
-        out["model_id"] + ":" + out["category"] + ":" + out["ci_method"],
-    )
-    out["is_degenerate"] = out["is_degenerate"].astype(bool)
-    out["n_products"] = out["n_products"].astype("int64")
-    out["n_pairs"] = out["n_pairs"].astype("int64")
-    return out
+            parts.append(
+                table.select(
+                    pl.lit(model_id, dtype=pl.String).alias("model_id"), pl.all()
+                ).with_columns(
+                    pl.lit(conv == "default", dtype=pl.Boolean).alias("is_default_ci"),
+                    pl.lit(_source(df), dtype=pl.String).alias("source"),
+                    pl.lit(_origin(df), dtype=pl.String).alias("data_origin"),
+                )
+            )
+    out = pl.concat(parts, how="vertical")
+    key = pl.concat_str("model_id", "category", "ci_method", separator=":")
+    return _nan_to_null(out.select(key.alias("model_category_key"), pl.all()))
 
 
-def model_comparisons_table(
-    oof: pd.DataFrame, *, n_boot: int = 10000, seed: int = 42
-) -> pd.DataFrame:
+COMPARISONS_SCHEMA = {
+    "model_a": pl.String,
+    "model_b": pl.String,
+    "n_products": pl.Int64,
+    "n_pairs": pl.Int64,
+    "acc_a": pl.Float64,
+    "acc_b": pl.Float64,
+    "diff": pl.Float64,
+    "ci_lo": pl.Float64,
+    "ci_hi": pl.Float64,
+    "p_value": pl.Float64,
+    "p_holm": pl.Float64,
+    "is_resolved": pl.Boolean,
+    "ci_method": pl.String,
+    "ci_note": pl.String,
+}
+"""Columns of :func:`model_comparisons_table` between its key and ``data_origin``."""
+
+
+def model_comparisons_table(oof: object, *, n_boot: int = 10000, seed: int = 42) -> pl.DataFrame:
     """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b) of the
     same source, by the comparison method :data:`.scoring.COMPARE_METHOD` (``ustat_t``), named in
     ``ci_method``. A comparison needs one gold: the public files share theirs, the warehouse's own
@@ -245,35 +297,17 @@ def model_comparisons_table(
             method=COMPARE_METHOD,
         )
     ]
-    out = pd.DataFrame(
-        rows,
-        columns=[
-            "model_a",
-            "model_b",
-            "n_products",
-            "n_pairs",
-            "acc_a",
-            "acc_b",
-            "diff",
-            "ci_lo",
-            "ci_hi",
-            "p_value",
-            "p_holm",
-            "is_resolved",
-            "ci_method",
-            "ci_note",
-        ],
-    )
-    out.insert(0, "comparison_key", out["model_a"] + ":" + out["model_b"])
+    out = pl.DataFrame(rows, schema=COMPARISONS_SCHEMA)
     origins = {m: _origin(df) for m, df in models.items()}
-    out["data_origin"] = [
+    data_origin = [
         origins[a] if origins[a] == origins[b] else f"{origins[a]}|{origins[b]}"
         for a, b in zip(out["model_a"], out["model_b"], strict=True)
     ]
-    for col in ("acc_a", "acc_b", "diff", "ci_lo", "ci_hi", "p_value", "p_holm"):
-        out[col] = out[col].astype("float64")
-    out["is_resolved"] = out["is_resolved"].astype(bool)
-    return out
+    key = pl.concat_str("model_a", "model_b", separator=":")
+    out = out.select(key.alias("comparison_key"), pl.all()).with_columns(
+        pl.Series("data_origin", data_origin, dtype=pl.String)
+    )
+    return _nan_to_null(out)
 
 
 __all__ = [

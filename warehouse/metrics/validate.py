@@ -16,9 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import polars as pl
+import pyarrow as pa
 
 from warehouse.errors import DataValidationError
+
+from .core import as_polars
 
 
 class PredictionValidationError(DataValidationError, ValueError):
@@ -59,13 +62,33 @@ def normalize_code(value: object) -> object:
     return text
 
 
+MISSING_TEXT = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>"})
+"""Cells of a text column that count as missing (case-insensitive, after stripping blanks)."""
+
+
+def numeric_column(raw: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, missing)`` of a score column: float64 values (NaN where the cell is missing or
+    not a number) and a mask of missing cells (null, NaN, or a :data:`MISSING_TEXT` text cell).
+    Text cells are parsed after stripping blanks; anything unparsable is NaN but not missing."""
+    if raw.dtype == pl.String:
+        text = raw.str.strip_chars()
+        values = text.cast(pl.Float64, strict=False).to_numpy()
+        missing = (raw.is_null() | text.str.to_lowercase().is_in(list(MISSING_TEXT))).to_numpy()
+        return values, missing
+    values = raw.cast(pl.Float64).to_numpy()
+    return values, np.isnan(values)
+
+
 def _known_set(known_products: object) -> set[tuple[str, object]]:
-    if isinstance(known_products, pd.DataFrame):
+    if isinstance(known_products, pl.DataFrame | pa.Table):
+        known_products = as_polars(known_products, "known_products")
         missing = {"category", "product_code"} - set(known_products.columns)
         if missing:
             raise ValueError(f"known_products lacks column(s) {sorted(missing)}")
         pairs: Iterable = zip(
-            known_products["category"], known_products["product_code"], strict=True
+            known_products["category"].to_list(),
+            known_products["product_code"].to_list(),
+            strict=True,
         )
     else:
         pairs = known_products  # iterable of (category, code)
@@ -73,16 +96,17 @@ def _known_set(known_products: object) -> set[tuple[str, object]]:
 
 
 def validate_predictions(
-    df: pd.DataFrame,
+    df: object,
     known_products: object,
     *,
     source: str = "<predictions>",
     score_column: str = "predicted_score",
     gold_column: str | None = None,
 ) -> Coverage:
-    """Check a prediction table against the known products; return its coverage.
+    """Check a prediction table (polars or Arrow) against the known products; return its
+    coverage.
 
-    ``known_products``: DataFrame with ``category, product_code`` or an iterable of
+    ``known_products``: a polars/Arrow table with ``category, product_code`` or an iterable of
     ``(category, product_code)``. ``gold_column`` (e.g. ``"true_rank"``), when given, gets the
     same numeric checks as the score column.
     """
@@ -91,6 +115,7 @@ def validate_predictions(
         line = None if pos is None else int(pos) + 2
         raise PredictionValidationError(source, problem, fix, row=line, column=column)
 
+    df = as_polars(df, "prediction table")
     needed = ["category", "product_code", score_column] + ([gold_column] if gold_column else [])
     for col in needed:
         if col not in df.columns:
@@ -102,8 +127,8 @@ def validate_predictions(
     known = _known_set(known_products)
     known_cats = {c for c, _ in known}
 
-    cats = df["category"].to_numpy(dtype=object)
-    codes = df["product_code"].to_numpy(dtype=object)
+    cats = np.asarray(df["category"].to_list(), dtype=object)
+    codes = np.asarray(df["product_code"].to_list(), dtype=object)
     for pos, cat in enumerate(cats):
         if cat is None or (isinstance(cat, float) and np.isnan(cat)) or str(cat).strip() == "":
             fail("empty category", "fill in the category", pos, "category")
@@ -135,13 +160,12 @@ def validate_predictions(
         first_seen[key] = pos
     for col in needed[2:]:
         raw = df[col]
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
-        raw_missing = raw.isna().to_numpy()
+        values, raw_missing = numeric_column(raw)
         for pos in np.flatnonzero(~np.isfinite(values)):
             if raw_missing[pos]:
                 fail("missing (NaN) value", "provide a finite number for every product", pos, col)
             if np.isnan(values[pos]):
-                fail(f"not a number: {raw.iloc[pos]!r}", "provide a finite number", pos, col)
+                fail(f"not a number: {raw[int(pos)]!r}", "provide a finite number", pos, col)
             fail(f"infinite value {values[pos]}", "provide a finite number", pos, col)
     present = set(norm)
     missing = tuple(sorted(known - present, key=lambda k: (k[0], str(k[1]))))

@@ -69,10 +69,8 @@ def draw_sides(n: int) -> np.ndarray:
 
 def slot1_audit(first: object, winner: object) -> dict[str, object]:
     """Position audit of oriented pairs: share of pairs whose winner is listed first, exact
-    binomial CI (:func:`warehouse.metrics.slot1_wins_accuracy`, which takes pandas)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(
+    binomial CI (:func:`warehouse.metrics.slot1_wins_accuracy`)."""
+    frame = pl.DataFrame(
         {"product_code_1": np.asarray(first), "higher_rated_product": np.asarray(winner)}
     )
     return slot1_wins_accuracy(frame)
@@ -183,22 +181,16 @@ def oof_frame(public_files: Mapping[str, object], fit_files: Mapping[str, object
 
 
 def model_metrics(oof, tb_pairs, *, n_boot: int = N_BOOT, seed: int = SEED) -> pl.DataFrame:
-    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` (which
-    takes pandas) on the OOF rows and the published gold pair file (original keying)."""
-    import pandas as pd
-
+    """``metrics/model_metrics.csv`` = :func:`warehouse.metrics.tables.model_metrics_table` on the
+    OOF rows and the published gold pair file (original keying)."""
     from warehouse.metrics.tables import model_metrics_table
 
-    p = as_frame(tb_pairs)
-    pairs = pd.DataFrame(
-        {
-            "product_code_1": p["tastebench_public_code_1"].cast(pl.Int64).to_numpy(),
-            "product_code_2": p["tastebench_public_code_2"].cast(pl.Int64).to_numpy(),
-            "higher_rated_product": p["tastebench_public_code_winner"].cast(pl.Int64).to_numpy(),
-        }
+    pairs = as_frame(tb_pairs).select(
+        pl.col("tastebench_public_code_1").cast(pl.Int64).alias("product_code_1"),
+        pl.col("tastebench_public_code_2").cast(pl.Int64).alias("product_code_2"),
+        pl.col("tastebench_public_code_winner").cast(pl.Int64).alias("higher_rated_product"),
     )
-    table = model_metrics_table(as_frame(oof).to_pandas(), pairs, n_boot=n_boot, seed=seed)
-    return as_frame(table)
+    return model_metrics_table(as_frame(oof), pairs, n_boot=n_boot, seed=seed)
 
 
 def release_audits(
@@ -211,8 +203,6 @@ def release_audits(
 ) -> pl.DataFrame:
     """``metrics/release_audits.csv``: :func:`warehouse.metrics.scoring.trivial_policies` on this
     release's analogs (public_code, true_rank) and gold pairs."""
-    import pandas as pd
-
     from warehouse.metrics.scoring import trivial_policies
 
     analogs = (
@@ -220,13 +210,10 @@ def release_audits(
         .filter(pl.col("true_rank").is_not_null() & pl.col("true_rank").is_not_nan())
         .sort("category", "public_code")
     )
-    g = as_frame(gold_pairs)
-    pairs = pd.DataFrame(
-        {
-            "product_code_1": g["public_code_1"].cast(pl.Int64).to_numpy(),
-            "product_code_2": g["public_code_2"].cast(pl.Int64).to_numpy(),
-            "higher_rated_product": g["public_code_winner"].cast(pl.Int64).to_numpy(),
-        }
+    pairs = as_frame(gold_pairs).select(
+        pl.col("public_code_1").cast(pl.Int64).alias("product_code_1"),
+        pl.col("public_code_2").cast(pl.Int64).alias("product_code_2"),
+        pl.col("public_code_winner").cast(pl.Int64).alias("higher_rated_product"),
     )
     rows = []
     for pol in trivial_policies(

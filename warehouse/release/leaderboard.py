@@ -1,7 +1,6 @@
 """The competition's leaderboard side (docs/release.md, "Competition"): the position and code-leak
 audits of a solution and the scoring of a submission. Frames are polars; the exact binomial
-interval comes from :func:`warehouse.metrics.slot1_wins_accuracy` (pandas, converted at that
-call)."""
+interval comes from :func:`warehouse.metrics.slot1_wins_accuracy`."""
 
 from __future__ import annotations
 
@@ -21,8 +20,6 @@ from warehouse.release.tables import ReleaseError, as_frame, read_table
 def _binomial(first: np.ndarray, winner: np.ndarray) -> dict[str, object]:
     """Share of pairs whose winner is ``first`` with the exact 95% CI of
     :func:`warehouse.metrics.slot1_wins_accuracy`."""
-    import pandas as pd
-
     if len(winner) == 0:
         return {
             "point": None,
@@ -32,7 +29,7 @@ def _binomial(first: np.ndarray, winner: np.ndarray) -> dict[str, object]:
             "n_wins": 0,
             "includes_chance": False,
         }
-    r = slot1_wins_accuracy(pd.DataFrame({"product_code_1": first, "higher_rated_product": winner}))
+    r = slot1_wins_accuracy(pl.DataFrame({"product_code_1": first, "higher_rated_product": winner}))
     return {
         "point": float(r["point"]),
         "ci_lo": float(r["lo"]),

@@ -442,6 +442,8 @@ def render(
             for method in PER_CATEGORY_METHODS:
                 sub = pcat.filter((pl.col("metric") == size) & (pl.col("method") == method))
                 rows = {r["scenario"]: r for r in sub.iter_rows(named=True)}
+                if not rows:
+                    continue
                 name = f"**{method}**" if method == DEFAULT_PER_CATEGORY_METHOD else method
                 lines.append(
                     f"| {size} | {name} | " + " | ".join(_cell(rows[s]) for s in scen) + " |"
@@ -462,6 +464,8 @@ def render(
                 r["scenario"]: r
                 for r in paired.filter(pl.col("method") == method).iter_rows(named=True)
             }
+            if not rows:
+                continue
             name = f"**{method}**" if method == "ustat_t" else method
             lines.append(
                 f"| {name} | " + " | ".join(_cell(rows[s], "rejected") for s in pscen) + " |"
@@ -553,6 +557,9 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         ap.error(f"unknown --metrics {bad}; choose from {', '.join(SECTIONS[1:])}")
     args.metrics = [m for m in SECTIONS[1:] if m in args.metrics]
+    if args.write_docs and args.groups != list(GROUPS):
+        if {"per_category", "paired"} & set(args.metrics):
+            ap.error("--write-docs with --groups keeps other rows of metric tables only")
     metrics = tuple(m for m in args.metrics if m in INTERVAL_METRICS)
 
     t0 = time.perf_counter()

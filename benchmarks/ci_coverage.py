@@ -557,9 +557,9 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         ap.error(f"unknown --metrics {bad}; choose from {', '.join(SECTIONS[1:])}")
     args.metrics = [m for m in SECTIONS[1:] if m in args.metrics]
-    if args.write_docs and args.groups != list(GROUPS):
-        if {"per_category", "paired"} & set(args.metrics):
-            ap.error("--write-docs with --groups keeps other rows of metric tables only")
+    partial = args.write_docs and args.groups != list(GROUPS)
+    if partial and {"per_category", "paired"} & set(args.metrics):
+        ap.error("--write-docs with --groups keeps other rows of metric tables only")
     metrics = tuple(m for m in args.metrics if m in INTERVAL_METRICS)
 
     t0 = time.perf_counter()

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/ci_coverage.py [--datasets 1000] [--n-boot 2000] [--jobs 2] [--write-docs]
+    python benchmarks/ci_coverage.py [--datasets 1000] [--n-boot 2000] [--jobs 2]
+        [--metrics spearman,recall_at_1,...] [--write-docs]
 
 Simulated benchmarks with a known truth (docs/statistics.md, "Coverage study"):
 
@@ -32,14 +33,18 @@ processes (joblib), results are deterministic. Finished chunks are kept in
 ``build/ci_coverage/<group>-v<version>[-boot<n>]/``, one folder per method group (bootstrap
 methods, analytic methods): an interrupted run resumes, and changing an analytic method only
 recomputes that group (bump its ``GROUP_VERSIONS`` entry when a method or the simulation
-changes; every group sees the same simulated data sets). ``--write-docs`` replaces the block
-between the ``ci-coverage`` markers of ``docs/statistics.md``.
+changes; every group sees the same simulated data sets). ``--metrics`` measures only the named
+tables (metric names, ``per_category``, ``paired``; its chunks are cached apart).
+``--write-docs`` rewrites the sections of the ``ci-coverage`` block of ``docs/statistics.md``
+that the run measured (each between ``<!-- ci-coverage:NAME -->`` markers; the legend only on
+a full run) and keeps the others; writing twice gives the same file.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import sys
 import time
@@ -51,8 +56,11 @@ from joblib import Parallel, delayed
 from scipy import optimize, special
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+for _path in (REPO_ROOT, REPO_ROOT / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from coverage_docs import BEGIN, DOCS, END, SECTIONS, kept_rows, merge_block, split_block  # noqa: E402, F401
 
 from warehouse.metrics import compare_models, pairwise_credits  # noqa: E402
 from warehouse.metrics.intervals import (  # noqa: E402
@@ -60,6 +68,7 @@ from warehouse.metrics.intervals import (  # noqa: E402
     DEFAULT_CI_METHODS,
     DEFAULT_PER_CATEGORY_METHOD,
     INTERVAL_METRICS,
+    METHOD_METRICS,
     PER_CATEGORY_METHODS,
     metric_intervals,
     per_category_intervals,
@@ -67,8 +76,6 @@ from warehouse.metrics.intervals import (  # noqa: E402
 from warehouse.metrics.paired import PRODUCT_METHODS  # noqa: E402
 
 PAIRS = Path("tastebench_public/food_similarity/data/pairs.csv")
-DOCS = REPO_ROOT / "docs" / "statistics.md"
-BEGIN, END = "<!-- ci-coverage:begin -->", "<!-- ci-coverage:end -->"
 LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 PAIRED = ((0.75, 0.75), (0.80, 0.75), (0.95, 0.90))
 PER_CATEGORY_SIZES = (5, 10, 18)
@@ -82,14 +89,14 @@ GROUPS = {
         "paired": ("pair_bootstrap", "distinct_percentile"),
     },
     "analytic": {
-        "metric": ("ustat_t", "category_wilson"),
+        "metric": ("ustat_t", "ustat_satt", "category_wilson"),
         "per_category": ("ustat_t",),
         "paired": ("ustat_t",),
     },
     "recall": {"metric": ("category_jeffreys",), "per_category": (), "paired": ()},
 }
 """Methods computed per cache group (every method belongs to one group)."""
-GROUP_VERSIONS = {"boot": 1, "analytic": 2, "recall": 1}
+GROUP_VERSIONS = {"boot": 1, "analytic": 3, "recall": 1}
 """Bump a group's version when its methods or the simulation change: names its chunk cache."""
 COMPARE_METHODS = ("pair_bootstrap", *PRODUCT_METHODS)
 
@@ -150,8 +157,26 @@ class Truth:
         return out
 
 
+RECALL_CACHE = REPO_ROOT / "build" / "ci_coverage" / "recall-expectations-v1.json"
+"""Finished Monte Carlo Recall expectations, keyed by ``n``, ``float.hex(r)`` and draws (each
+takes seconds; every run of the study and of ``recall_discreteness.py`` needs 144)."""
+
+
 def recall_expectation(n: int, r: float, draws: int = RECALL_DRAWS) -> np.ndarray:
-    """Monte Carlo E[Recall@1..3] for n products with prediction correlation r."""
+    """Monte Carlo E[Recall@1..3] for n products with prediction correlation r (cached in
+    :data:`RECALL_CACHE`; the values are deterministic, so the cache changes nothing)."""
+    key = f"{n} {float(r).hex()} {draws}"
+    cache = json.loads(RECALL_CACHE.read_text()) if RECALL_CACHE.exists() else {}
+    if key not in cache:
+        cache[key] = _recall_expectation(n, r, draws).tolist()
+        RECALL_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        tmp = RECALL_CACHE.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache, sort_keys=True))
+        tmp.replace(RECALL_CACHE)
+    return np.array(cache[key])
+
+
+def _recall_expectation(n: int, r: float, draws: int) -> np.ndarray:
     rng = np.random.default_rng([SEED, n, int(round((r + 1) * 1e9))])
     hits = np.zeros(3)
     for start in range(0, draws, 50_000):
@@ -204,15 +229,22 @@ def _record(
     )
 
 
-def run_levels(sizes, level, truth_r, estimands, indices, n_boot, per_cat, group) -> list[tuple]:
+def run_levels(
+    sizes, level, truth_r, estimands, indices, n_boot, per_cat, group, metrics
+) -> list[tuple]:
     out = []
+    methods = [m for m in GROUPS[group]["metric"] if any(x in METHOD_METRICS[m] for x in metrics)]
     scen = f"{level:.2f}"
     for i in indices:
         rng = np.random.default_rng([SEED, int(round(level * 100)), i])
         cat, gold, (pred,) = simulate(sizes, truth_r, rng)
         seed = 1_000_000 * int(round(level * 100)) + i
-        ivs = metric_intervals(
-            cat, gold, pred, GROUPS[group]["metric"], n_boot=n_boot, seed=seed, draw_method="fast"
+        ivs = (
+            metric_intervals(
+                cat, gold, pred, methods, metrics, n_boot=n_boot, seed=seed, draw_method="fast"
+            )
+            if methods
+            else []
         )
         for iv in ivs:
             out.append(
@@ -326,36 +358,81 @@ def _cell(row: dict, extra: str = "") -> str:
     return text + (f" [{'; '.join(flags)}]" if flags else "")
 
 
-def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) -> str:
-    lines = [
-        f"Produced by `python benchmarks/ci_coverage.py --datasets {args.datasets} "
-        f"--n-boot {args.n_boot}` ({cpu_seconds / 60:.0f} CPU-minutes). "
-        "Cells: coverage of the nominal 95% interval in % (mean width); `pt x% out`: share of "
-        "intervals that exclude their own estimate; `deg`: share flagged degenerate. "
-        f"{args.datasets} simulated data sets per cell: a true 95% shows as 93.6-96.4 "
-        "(95% of the time). **Bold**: the default method.",
-        "",
-    ]
+RULE = (
+    "Decision rule (`choose`): the method within 93-97% at every level whose worst level is "
+    "closest to 95%; if none, the same among methods never below 93%; else the highest "
+    "minimum."
+)
+
+
+def command(args: argparse.Namespace) -> str:
+    """The command line that reproduces a run (``--metrics``, ``--groups`` when given)."""
+    only = f" --metrics {','.join(args.metrics)}" if args.metrics != list(SECTIONS[1:]) else ""
+    if args.groups != list(GROUPS):
+        only += f" --groups {','.join(args.groups)}"
+    return (
+        f"python benchmarks/ci_coverage.py{only} --datasets {args.datasets} --n-boot {args.n_boot}"
+    )
+
+
+def render(
+    summary: pl.DataFrame,
+    args: argparse.Namespace,
+    cpu_seconds: float,
+    kept: dict[str, dict[str, list[str]]] | None = None,
+) -> dict[str, str]:
+    """The block's sections (:data:`SECTIONS`) this run measured, as markdown; ``kept``: rows
+    of methods this run did not compute (:func:`kept_rows`), shown and judged alongside."""
+    kept = kept or {}
+    out = {}
+    if args.metrics == list(SECTIONS[1:]):
+        out["legend"] = "\n".join(
+            [
+                f"Produced by `{command(args)}` ({cpu_seconds / 60:.0f} CPU-minutes); a table "
+                "that says otherwise under it was rerun alone with `--metrics`. "
+                "Cells: coverage of the nominal 95% interval in % (mean width); `pt x% out`: "
+                "share of intervals that exclude their own estimate; `deg`: share flagged "
+                f"degenerate. {args.datasets} simulated data sets per cell: a true 95% shows as "
+                "93.6-96.4 (95% of the time). **Bold**: the default method.",
+                "",
+                RULE,
+            ]
+        )
     met = summary.filter(pl.col("kind") == "metric")
     scen = list(dict.fromkeys(met["scenario"].to_list()))
+    verdicts = verdict(summary, kept)
     for metric in INTERVAL_METRICS:
-        lines += [f"**{metric}** (population pairwise accuracy of the predictor in the header)", ""]
+        sub = met.filter(pl.col("metric") == metric)
+        if not sub.height:
+            continue
+        lines = [f"**{metric}** (population pairwise accuracy of the predictor in the header)", ""]
         lines.append("| method | " + " | ".join(scen) + " |")
         lines.append("|---|" + "---|" * len(scen))
-        sub = met.filter(pl.col("metric") == metric)
         for method in CI_METHODS:
             rows = {
                 r["scenario"]: r
                 for r in sub.filter(pl.col("method") == method).iter_rows(named=True)
             }
-            if not rows:
-                continue
             name = f"**{method}**" if DEFAULT_CI_METHODS[metric] == method else method
-            lines.append(f"| {name} | " + " | ".join(_cell(rows[s]) for s in scen) + " |")
-        lines.append("")
+            if rows:
+                cells = [_cell(rows[s]) for s in scen]
+            elif method in kept.get(metric, {}):
+                cells = kept[metric][method]
+            else:
+                continue
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += ["", verdicts[metric]]
+        if "legend" not in out:
+            which = ""
+            if kept.get(metric):
+                done = list(dict.fromkeys(sub["method"].to_list()))
+                which = f"rows {', '.join(done)} by "
+            rest = "; other rows: the full run in the legend" if which else ""
+            lines += ["", f"(This table: {which}`{command(args)}`{rest}.)"]
+        out[metric] = "\n".join(lines)
     pcat = summary.filter(pl.col("kind") == "per_category")
     if pcat.height:
-        lines += [
+        lines = [
             "**Per-category pairwise accuracy** (one category of the given size; columns as above)",
             "",
         ]
@@ -365,15 +442,17 @@ def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) 
             for method in PER_CATEGORY_METHODS:
                 sub = pcat.filter((pl.col("metric") == size) & (pl.col("method") == method))
                 rows = {r["scenario"]: r for r in sub.iter_rows(named=True)}
+                if not rows:
+                    continue
                 name = f"**{method}**" if method == DEFAULT_PER_CATEGORY_METHOD else method
                 lines.append(
                     f"| {size} | {name} | " + " | ".join(_cell(rows[s]) for s in scen) + " |"
                 )
-        lines.append("")
+        out["per_category"] = "\n".join(lines)
     paired = summary.filter(pl.col("kind") == "paired")
     if paired.height:
         pscen = list(dict.fromkeys(paired["scenario"].to_list()))
-        lines += [
+        lines = [
             "**Paired difference of pairwise accuracy** (population accuracies of the two "
             "models; `rej`: share of p < .05, the type-I error where they are equal)",
             "",
@@ -385,12 +464,14 @@ def render(summary: pl.DataFrame, args: argparse.Namespace, cpu_seconds: float) 
                 r["scenario"]: r
                 for r in paired.filter(pl.col("method") == method).iter_rows(named=True)
             }
+            if not rows:
+                continue
             name = f"**{method}**" if method == "ustat_t" else method
             lines.append(
                 f"| {name} | " + " | ".join(_cell(rows[s], "rejected") for s in pscen) + " |"
             )
-        lines.append("")
-    return "\n".join(lines)
+        out["paired"] = "\n".join(lines)
+    return out
 
 
 def choose(coverage: dict[str, list[float]], lo: float = 0.93, hi: float = 0.97) -> str:
@@ -408,22 +489,32 @@ def choose(coverage: dict[str, list[float]], lo: float = 0.93, hi: float = 0.97)
     return max(coverage, key=lambda m: min(coverage[m]))
 
 
-def verdict(summary: pl.DataFrame, lo: float = 0.93, hi: float = 0.97) -> list[str]:
-    """Per metric: the method the rule picks, whether the library default agrees, and whether
-    it stays within [lo, hi] at every level."""
+def verdict(
+    summary: pl.DataFrame,
+    kept: dict[str, dict[str, list[str]]] | None = None,
+    lo: float = 0.93,
+    hi: float = 0.97,
+) -> dict[str, str]:
+    """Per measured metric: the method the rule picks (among the computed and the ``kept``
+    rows), whether the library default agrees, and whether it stays within [lo, hi] at every
+    level."""
     met = summary.filter(pl.col("kind") == "metric")
-    out = []
+    out = {}
     for metric in INTERVAL_METRICS:
         sub = met.filter(pl.col("metric") == metric)
+        if not sub.height:
+            continue
         coverage = {
             m: sub.filter(pl.col("method") == m)["coverage"].to_list()
             for m in dict.fromkeys(sub["method"].to_list())
         }
+        for m, cells in (kept or {}).get(metric, {}).items():
+            coverage.setdefault(m, [float(c.split()[0]) / 100 for c in cells])
         pick = choose(coverage, lo, hi)
         default = DEFAULT_CI_METHODS[metric]
         cov = coverage[default]
         within = all(lo <= c <= hi for c in cov)
-        out.append(
+        out[metric] = (
             f"- `{metric}`: the rule picks `{pick}`; the default is `{default}` "
             f"({'agrees' if pick == default else 'DIFFERS'}), coverage "
             f"{100 * min(cov):.1f}-{100 * max(cov):.1f}% "
@@ -433,13 +524,8 @@ def verdict(summary: pl.DataFrame, lo: float = 0.93, hi: float = 0.97) -> list[s
     return out
 
 
-def write_docs(table: str) -> None:
-    text = DOCS.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{DOCS} lacks the {BEGIN} / {END} markers")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+def write_docs(sections: dict[str, str]) -> None:
+    DOCS.write_text(merge_block(DOCS.read_text(), sections))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -448,8 +534,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates (2000)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (2)")
     ap.add_argument("--chunk", type=int, default=50, help="data sets per task (50)")
+    ap.add_argument(
+        "--metrics",
+        type=lambda text: text.split(","),
+        default=list(SECTIONS[1:]),
+        help="comma-separated tables to measure (default: all): "
+        + ", ".join(SECTIONS[1:])
+        + "; --write-docs then rewrites only those",
+    )
+    ap.add_argument(
+        "--groups",
+        type=lambda text: text.split(","),
+        default=list(GROUPS),
+        help=f"comma-separated method groups to compute (default: all): {', '.join(GROUPS)}; "
+        "--write-docs keeps the other methods' rows of each rewritten table",
+    )
     ap.add_argument("--write-docs", action="store_true", help="update docs/statistics.md")
     args = ap.parse_args(argv)
+    if not set(args.groups) <= set(GROUPS):
+        ap.error(f"unknown --groups {sorted(set(args.groups) - set(GROUPS))}")
+    bad = [m for m in args.metrics if m not in SECTIONS[1:]]
+    if bad:
+        ap.error(f"unknown --metrics {bad}; choose from {', '.join(SECTIONS[1:])}")
+    args.metrics = [m for m in SECTIONS[1:] if m in args.metrics]
+    partial = args.write_docs and args.groups != list(GROUPS)
+    if partial and {"per_category", "paired"} & set(args.metrics):
+        ap.error("--write-docs with --groups keeps other rows of metric tables only")
+    metrics = tuple(m for m in args.metrics if m in INTERVAL_METRICS)
 
     t0 = time.perf_counter()
     sizes = category_sizes(mirror_dir() / PAIRS)
@@ -466,8 +577,9 @@ def main(argv: list[str] | None = None) -> int:
     covered = {m for g in GROUPS.values() for m in g["metric"]}
     assert covered == set(CI_METHODS), f"methods without a group: {set(CI_METHODS) - covered}"
     root = REPO_ROOT / "build" / "ci_coverage"
+    only = "" if args.metrics == list(SECTIONS[1:]) else "-" + "+".join(args.metrics)
     caches = {
-        g: root / (f"{g}-v{v}-boot{args.n_boot}" if g == "boot" else f"{g}-v{v}")
+        g: root / ((f"{g}-v{v}-boot{args.n_boot}" if g == "boot" else f"{g}-v{v}") + only)
         for g, v in GROUP_VERSIONS.items()
     }
     tasks, keys = [], []
@@ -479,14 +591,17 @@ def main(argv: list[str] | None = None) -> int:
         est = truth.estimands()
         print(f"level {level:.2f}: " + ", ".join(f"{k} {v:.4f}" for k, v in est.items()))
         per_cat = {c: (n, float(truth.acc[c])) for n, c in per_size.items()}
-        for ch, g in itertools.product(chunks, GROUPS):
+        if "per_category" not in args.metrics:
+            per_cat = {}
+        for ch, g in itertools.product(chunks, args.groups):
             keys.append(caches[g] / f"level{li}-{ch.start}-{ch.stop}.parquet")
-            tasks.append((run_levels, (sizes, level, truth.r, est, ch, args.n_boot, per_cat, g)))
-    for p, (la, lb) in enumerate(PAIRED):
+            run_args = (sizes, level, truth.r, est, ch, args.n_boot, per_cat, g, metrics)
+            tasks.append((run_levels, run_args))
+    for p, (la, lb) in enumerate(PAIRED if "paired" in args.metrics else ()):
         ta, tb = Truth(sizes, la, scores), Truth(sizes, lb, scores)
         diff = float(ta.pair_w @ (ta.acc - tb.acc))
         r_ab = np.stack([ta.r, tb.r])
-        for ch, g in itertools.product(chunks, GROUPS):
+        for ch, g in itertools.product(chunks, args.groups):
             keys.append(caches[g] / f"paired{p}-{ch.start}-{ch.stop}.parquet")
             tasks.append((run_paired, (sizes, p, r_ab, diff, ch, args.n_boot, g)))
     for cache in caches.values():
@@ -504,19 +619,17 @@ def main(argv: list[str] | None = None) -> int:
     records = pl.concat(frames).drop("cpu_s").rows()
     summary = summarize(records)
     elapsed = time.perf_counter() - t0
-    table = render(summary, args, cpu_total)
-    rule = (
-        "Decision rule (`choose`): the method within 93-97% at every level whose worst level is "
-        "closest to 95%; if none, the same among methods never below 93%; else the highest "
-        "minimum."
-    )
-    table += "\n" + rule + "\n\n" + "\n".join(verdict(summary)) + "\n"
+    computed = {m for g in args.groups for m in GROUPS[g]["metric"]}
+    kept = {}
+    if computed != set(CI_METHODS):
+        kept = kept_rows(split_block(DOCS.read_text())[1], computed)
+    sections = render(summary, args, cpu_total, kept)
     print()
-    print(table)
+    print("\n\n".join(sections.values()))
     print(f"total {elapsed:.0f} s wall here, {cpu_total / 60:.0f} CPU-minutes in all chunks")
     if args.write_docs:
-        write_docs(table)
-        print(f"wrote the table into {DOCS}")
+        write_docs(sections)
+        print(f"wrote {', '.join(sections)} into {DOCS}")
     return 0
 
 

@@ -31,6 +31,7 @@ from warehouse.metrics.intervals import (
     metric_intervals,
     per_category_intervals,
     resolve_methods,
+    satterthwaite_df,
 )
 from warehouse.metrics.paired import distinct_bootstrap_differences, pair_structure
 from warehouse.metrics.ustat import (
@@ -403,3 +404,76 @@ def test_recall_binomial_intervals_by_hand(nnls) -> None:
     none = metric_intervals(cat, gold, -gold, "category_jeffreys", ["recall_at_1"])[0]
     assert none.point == 0.0 and none.lo == 0.0
     assert none.hi == pytest.approx(stats.beta.ppf(0.975, 0.5, 24.5))
+
+
+# --------------------------------------------------------------------------- ustat_satt
+
+
+def test_satterthwaite_df_known_cases() -> None:
+    # equal contributions: no spread, the cap (K - 1)
+    assert satterthwaite_df(np.full(24, 0.3), 23) == 23
+    # one category carries the whole variance: mean a/K, sample variance a^2/K, df exactly 2
+    one = np.r_[5.0, np.zeros(23)]
+    assert satterthwaite_df(one, 23) == pytest.approx(2.0)
+    # by the formula, and clipped to [1, cap]
+    x = np.array([1.0, 2.0, 4.0, 0.5])
+    assert satterthwaite_df(x, 100) == pytest.approx(2 * x.sum() ** 2 / (4 * np.var(x, ddof=1)))
+    assert satterthwaite_df(x, 3) == 3
+    assert satterthwaite_df(np.array([1.0, -1.0]), 5) == 1.0
+    assert satterthwaite_df(np.array([2.0]), 0) == 0
+
+
+def test_ustat_satt_is_ustat_t_with_satterthwaite_df(nnls) -> None:
+    """Same point and variance as ustat_t; the t quantile implied by the Fisher-z half-width is
+    the one of the Satterthwaite df of the categories' contributions, computed here by hand."""
+    cat, gold, pred = nnls
+    plain, satt = metric_intervals(cat, gold, pred, ["ustat_t", "ustat_satt"], ["spearman"])
+    assert satt.ci_method == "ustat_satt" and satt.point == plain.point
+    assert satt.lo <= plain.lo <= plain.point <= plain.hi <= satt.hi
+    names, sizes, parts = [], [], []
+    for c in sorted(set(cat)):
+        rows = np.flatnonzero(cat == c)
+        g, p = gold[rows], pred[rows]
+        if np.isnan(stats.spearmanr(g, p)[0]):
+            continue
+        cv = category_variance(g, p, "spearman")
+        names.append(c)
+        sizes.append(len(rows))
+        parts.append(cv.unbiased if np.isfinite(cv.unbiased) else cv.jackknife)
+    w = np.array(sizes) / np.sum(sizes)
+    contrib = w**2 * np.array(parts)
+    var, k = contrib.sum(), len(names)
+    z = np.arctanh(plain.point)
+    half_plain = (np.arctanh(plain.hi) - np.arctanh(plain.lo)) / 2
+    half_satt = (np.arctanh(satt.hi) - np.arctanh(satt.lo)) / 2
+    se_z = np.sqrt(var) / (1 - plain.point**2)
+    assert half_plain == pytest.approx(stats.t.ppf(0.975, k - 1) * se_z)
+    df = satterthwaite_df(contrib, k - 1)
+    assert half_satt == pytest.approx(stats.t.ppf(0.975, df) * se_z)
+    assert (np.arctanh(satt.hi) + np.arctanh(satt.lo)) / 2 == pytest.approx(z)
+
+
+@pytest.mark.parametrize("case", ["perfect", "near_perfect", "perfect_tied_gold", "strong"])
+def test_ustat_satt_contains_point_or_is_flagged_and_is_deterministic(nnls, case: str) -> None:
+    cat, gold, _ = nnls
+    if case == "perfect_tied_gold":
+        pred = 3.0 * gold + 1.0
+    elif case == "strong":
+        pred = gold + np.random.default_rng(14).normal(0.0, 1.5, len(gold))
+    else:
+        gold = gold + 1e-6 * np.arange(len(gold))
+        pred = 2.0 * gold if case == "perfect" else _swap_one_pair(cat, gold)
+    first = metric_intervals(cat, gold, pred, "ustat_satt")
+    assert first == metric_intervals(cat, gold, pred, "ustat_satt")  # deterministic
+    (iv,) = first
+    assert iv.metric == "spearman" and iv.lo <= iv.point <= iv.hi, iv
+    if case in ("perfect", "perfect_tied_gold"):  # rho = 1 (ties on both sides alike)
+        assert iv.is_degenerate and iv.lo == iv.hi == iv.point == 1.0
+        assert "no variability" in iv.note
+    else:
+        assert not iv.is_degenerate and iv.lo < iv.point < iv.hi, iv
+    if case == "near_perfect":
+        # one category with a discordance carries all the variance: df exactly 2, noted
+        assert "t with 2.0 Satterthwaite df" in iv.note, iv
+        plain = metric_intervals(cat, gold, pred, "ustat_t", ["spearman"])[0]
+        assert iv.lo < plain.lo

@@ -24,6 +24,14 @@ Methods
     carry weight. When the unbiased total is <= 0 the (larger) jackknife variance is used and
     noted; when that is 0 too (e.g. a perfect predictor) the interval is the point itself and
     is flagged degenerate.
+``ustat_satt``
+    Spearman only: the ``ustat_t`` variance, interval and fallbacks, but the t quantile's degrees
+    of freedom are Satterthwaite's ``2 (sum x_c)^2 / (K s_x^2)`` (at most K - 1, at least 1),
+    ``x_c`` the K category contributions ``w_c^2 v_c`` to the variance and ``s_x^2`` their
+    sample variance. Spearman's unbiased variance is partly degree 3 and very noisy at high
+    accuracy (a few categories with a discordance carry it); the spread of the contributions
+    measures that noise, so the interval widens exactly when the variance rests on few
+    categories. Never narrower than ``ustat_t``'s.
 ``category_jeffreys`` / ``category_wilson``
     Recall@k only: the per-category values (independent, in [0, 1]; their mean has variance at
     most p(1-p)/K) and a binomial interval with n = K categories and x = K p successes:
@@ -66,7 +74,7 @@ from .bootstrap import (
     single_thread_blas,
 )
 from .core import RECALL_KS, Grouped, as_category_array, canonical_order, group_by_category
-from .ustat import category_variance
+from .ustat import CategoryVariance, category_variance
 
 RECALL_METRICS = tuple(f"recall_at_{k}" for k in RECALL_KS)
 INTERVAL_METRICS = RESAMPLE_METRICS
@@ -75,6 +83,7 @@ INTERVAL_METRICS = RESAMPLE_METRICS
 METHOD_METRICS: dict[str, tuple[str, ...]] = {
     "published_bca": RESAMPLE_METRICS,
     "ustat_t": ("pairwise_accuracy", "spearman", "kendall_tau", "pairwise_accuracy_macro"),
+    "ustat_satt": ("spearman",),
     "category_jeffreys": RECALL_METRICS,
     "category_wilson": RECALL_METRICS,
     "distinct_percentile": RESAMPLE_METRICS,
@@ -87,7 +96,7 @@ CI_METHODS = tuple(METHOD_METRICS)
 
 DEFAULT_CI_METHODS: dict[str, str] = {
     "pairwise_accuracy": "ustat_t",
-    "spearman": "distinct_percentile",
+    "spearman": "ustat_satt",
     "kendall_tau": "ustat_t",
     "recall_at_1": "category_jeffreys",
     "recall_at_2": "category_jeffreys",
@@ -155,6 +164,13 @@ class _Data:
             sample_stats(g, p, np.arange(len(g))[None, :], RESAMPLE_METRICS) for g, p in self.cats
         ]
         self.theta = {k: float(v[0]) for k, v in combine(self.full, RESAMPLE_METRICS).items()}
+        self._variances: dict[tuple[str, int], CategoryVariance] = {}
+
+    def category_variance(self, base: str, c: int) -> CategoryVariance:
+        """:func:`.ustat.category_variance` of category ``c`` (computed once per metric)."""
+        if (base, c) not in self._variances:
+            self._variances[base, c] = category_variance(*self.cats[c], base)
+        return self._variances[base, c]
 
     def per_category(self, key: str) -> np.ndarray:
         return np.array([d[key][0] for d in self.full], dtype=np.float64)
@@ -165,7 +181,13 @@ def _degenerate(metric: str, method: str, point: float, why: str) -> Interval:
 
 
 def _scaled_interval(
-    metric: str, point: float, var: float, df: int, alpha: float, notes: list[str]
+    metric: str,
+    point: float,
+    var: float,
+    df: float,
+    alpha: float,
+    notes: list[str],
+    method: str = "ustat_t",
 ) -> Interval:
     """Estimate +/- t_df x SE on the logit (accuracy) or Fisher-z (correlation) scale."""
     q = float(sps.t.ppf(1 - alpha / 2, max(df, 1)))
@@ -180,7 +202,7 @@ def _scaled_interval(
     else:
         centre, half = np.arctanh(point), q * se / (1 - point * point)
         lo, hi = np.tanh(centre - half), np.tanh(centre + half)
-    return Interval(metric, "ustat_t", point, float(lo), float(hi), False, "; ".join(notes))
+    return Interval(metric, method, point, float(lo), float(hi), False, "; ".join(notes))
 
 
 _NO_VARIABILITY = (
@@ -204,7 +226,24 @@ def _choose_variance(unbiased: float, jackknife: float, notes: list[str]) -> flo
     return None
 
 
-def _ustat(data: _Data, metric: str, alpha: float) -> Interval:
+def satterthwaite_df(contributions: np.ndarray, cap: float) -> float:
+    """Satterthwaite degrees of freedom of a variance summed from K independent contributions.
+
+    ``2 (sum x)^2 / Var(sum x)`` with ``Var(sum x)`` estimated by ``K s^2`` (``s^2``: the
+    sample variance of the contributions, treated as exchangeable; differences in their means
+    only inflate it, which lowers the df: conservative). Clipped to ``[1, cap]``; ``cap`` when
+    there are fewer than two contributions or they are all equal.
+    """
+    x = np.asarray(contributions, dtype=np.float64)
+    if x.size < 2:
+        return float(cap)
+    s2 = float(np.var(x, ddof=1))
+    if s2 <= 0:
+        return float(cap)
+    return float(min(cap, max(1.0, 2.0 * x.sum() ** 2 / (x.size * s2))))
+
+
+def _ustat(data: _Data, metric: str, alpha: float, method: str = "ustat_t") -> Interval:
     point = data.theta[metric]
     base = "pairwise_accuracy" if metric == "pairwise_accuracy_macro" else metric
     npairs = data.per_category("npairs")
@@ -215,21 +254,30 @@ def _ustat(data: _Data, metric: str, alpha: float) -> Interval:
     else:
         defined = ~np.isnan(data.per_category("rho" if metric == "spearman" else "tau"))
         w = np.where(defined, data.sizes, 0) / data.sizes[defined].sum()
-    unbiased = jackknife = 0.0
     notes: list[str] = []
-    for c, (g, p) in enumerate(data.cats):
+    parts_u, parts_j = [], []
+    for c in range(len(data.cats)):
         if w[c] == 0:
             continue
-        cv = category_variance(g, p, base)
+        cv = data.category_variance(base, c)
         if cv.note:
             notes.append(f"{data.grouped.names[c]}: {cv.note}")
         jack = float(np.nan_to_num(cv.jackknife))
-        unbiased += w[c] ** 2 * (cv.unbiased if np.isfinite(cv.unbiased) else jack)
-        jackknife += w[c] ** 2 * jack
+        parts_u.append(w[c] ** 2 * (cv.unbiased if np.isfinite(cv.unbiased) else jack))
+        parts_j.append(w[c] ** 2 * jack)
+    # summed in category order from 0.0, as ustat_t always has (its values stay bit for bit)
+    unbiased, jackknife = float(sum(parts_u, 0.0)), float(sum(parts_j, 0.0))
     var = _choose_variance(unbiased, jackknife, notes)
     if var is None:
-        return _degenerate(metric, "ustat_t", point, _NO_VARIABILITY)
-    return _scaled_interval(metric, point, var, int((w > 0).sum()) - 1, alpha, notes)
+        return _degenerate(metric, method, point, _NO_VARIABILITY)
+    df: float = int((w > 0).sum()) - 1
+    if method == "ustat_satt":
+        parts = parts_u if var == unbiased else parts_j
+        df_eff = satterthwaite_df(np.array(parts), df)
+        if df_eff < df:
+            notes.append(f"t with {df_eff:.1f} Satterthwaite df")
+        df = df_eff
+    return _scaled_interval(metric, point, var, df, alpha, notes, method)
 
 
 def _recall_binomial(data: _Data, metric: str, alpha: float, method: str) -> Interval:
@@ -373,8 +421,9 @@ def metric_intervals(
                 done[m, "category_percentile"] = _from_replicates(
                     m, "category_percentile", data.theta[m], boot, (float(lo), float(hi))
                 )
-        for m in wanted.get("ustat_t", []):
-            done[m, "ustat_t"] = _ustat(data, m, alpha)
+        for method in ("ustat_t", "ustat_satt"):
+            for m in wanted.get(method, []):
+                done[m, method] = _ustat(data, m, alpha, method)
         for method in ("category_jeffreys", "category_wilson"):
             for m in wanted.get(method, []):
                 done[m, method] = _recall_binomial(data, m, alpha, method)

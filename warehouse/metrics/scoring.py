@@ -50,7 +50,8 @@ PER_CATEGORY_VARIANT = (
 DEFAULT_VARIANT = (
     "default methods (docs/statistics.md): ustat_t for pairwise accuracy, Kendall and macro "
     "accuracy (unbiased U-statistic variance, t interval on the logit/Fisher-z scale), "
-    "distinct_percentile for Spearman (main-table draws, no pair of copies scored, percentile), "
+    "ustat_satt for Spearman (the same variance and scale, t with Satterthwaite df from the "
+    "spread of the categories' variance contributions), "
     "category_jeffreys for Recall@k (Jeffreys interval over the categories)"
 )
 DEFAULT_PER_CATEGORY_VARIANT = (

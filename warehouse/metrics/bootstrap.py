@@ -469,6 +469,16 @@ def bca_ci(
     return out
 
 
+PER_CATEGORY_SCHEMA: dict[str, pl.DataType] = {
+    "category": pl.String,
+    "n_products": pl.Int64,
+    "pairwise_accuracy": pl.Float64,
+    "ci_lo": pl.Float64,
+    "ci_hi": pl.Float64,
+}
+"""Columns of a per-category interval table (the interval methods add their own)."""
+
+
 def bca_ci_per_category(
     category: object,
     gold: object,
@@ -492,17 +502,7 @@ def bca_ci_per_category(
     metrics = ("pairwise_accuracy",)
     with single_thread_blas():
         rows = _per_category_rows(grouped, n_boot, seed, alpha, metrics)
-    return pl.DataFrame(
-        rows,
-        schema={
-            "category": pl.String,
-            "n_products": pl.Int64,
-            "pairwise_accuracy": pl.Float64,
-            "ci_lo": pl.Float64,
-            "ci_hi": pl.Float64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=PER_CATEGORY_SCHEMA, orient="row")
 
 
 def bca_macro_interval(

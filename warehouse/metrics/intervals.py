@@ -63,6 +63,7 @@ from scipy import stats as sps
 
 from .bootstrap import (
     BOOT_METRICS,
+    PER_CATEGORY_SCHEMA,
     RESAMPLE_METRICS,
     bca_ci,
     bca_ci_per_category,
@@ -511,11 +512,7 @@ def per_category_intervals(
     return pl.DataFrame(
         rows,
         schema={
-            "category": pl.String,
-            "n_products": pl.Int64,
-            "pairwise_accuracy": pl.Float64,
-            "ci_lo": pl.Float64,
-            "ci_hi": pl.Float64,
+            **PER_CATEGORY_SCHEMA,
             "ci_method": pl.String,
             "is_degenerate": pl.Boolean,
             "ci_note": pl.String,

@@ -76,6 +76,25 @@ def test_loo_hand_example_gold_ties():
     assert out["spearman"][2] is None  # constant gold: missing
 
 
+def test_respondent_id_keeps_the_bundle_type_with_or_without_rows():
+    """Integer respondent ids (the fixture bundle) stay integers, also when no panelist keeps
+    enough analogs: the de-identification join must not meet text against integers."""
+    from warehouse.human.panelists import deidentify_panelist_rows
+
+    mat = [[1, 2, 3], [2, 3, 4], [1, 3, 5]]
+    df = _frame_from_matrix(mat)
+    bp, br = assign_blocks(df, min_respondents=1)
+    assert br["respondent_id"].dtype == pl.Int64
+    for min_analogs, n_rows in ((2, 3), (99, 0)):
+        acc = panelist_block_accuracy(df, bp, br, min_analogs=min_analogs)
+        assert acc.height == n_rows and acc["respondent_id"].dtype == pl.Int64
+        out = deidentify_panelist_rows(acc, br)
+        assert out.height == n_rows and "respondent_id" not in out.columns
+    text = df.with_columns(pl.col("respondent_id").cast(pl.String))
+    bp, br = assign_blocks(text, min_respondents=1)
+    assert panelist_block_accuracy(text, bp, br, min_analogs=99)["respondent_id"].dtype == pl.String
+
+
 def test_loo_references_not_scored():
     # product 9 is a reference: it defines the block but is not an analog
     out = _loo([[7, 4, 1, 1], [5, 5, 2, 7], [6, 3, 3, 7]], codes=[1, 2, 3, 9], ref_codes={9})

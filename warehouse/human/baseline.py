@@ -166,11 +166,12 @@ def panelist_block_accuracy(
     exist for (rows with fewer than ``min_analogs`` such analogs are dropped). ``pairwise_accuracy``
     uses the section 4 tie rules; ``spearman`` equals ``scipy.stats.spearmanr`` (NaN when either
     side is constant); ``recall_at_1/3`` follow the section 4 Recall@k rules with analogs in
-    product-code order (the "first row" of a gold tie is the lowest code).
+    product-code order (the "first row" of a gold tie is the lowest code). ``respondent_id`` keeps
+    the bundle's type (text or integer), with rows or without (a tiny bundle).
     """
-    return _panelist_accuracy(
-        block_matrices(ratings, block_products, block_respondents), min_analogs=min_analogs
-    )
+    mats = block_matrices(ratings, block_products, block_respondents)
+    out = _panelist_accuracy(mats, min_analogs=min_analogs)
+    return out.with_columns(pl.col("respondent_id").cast(block_respondents["respondent_id"].dtype))
 
 
 # ------------------------------------------------------------------------------ block reliability

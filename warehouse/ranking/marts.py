@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from warehouse.config import project_var
 from warehouse.errors import WarehouseError
 from warehouse.ranking import models as mdl
 from warehouse.ranking.ablation import cached_fits, default_jobs, grid_jobs, grid_metrics, run_grid
@@ -178,12 +179,12 @@ FIT_COLUMNS = (
 MAIN_C_AGGREGATION = "log"
 DEFAULT_ENSEMBLE_MODELS = ("bradley_terry",)
 MIN_ANALOGS_PER_CATEGORY = 5
-MAX_ANALOGS_DEFAULT_STAGE = 400
+MAX_ANALOGS_DEFAULT_STAGE = int(project_var("food_models_max_analogs"))
 """Above this many analogs the default stage does not run in the build: LOOCV costs n fits of
 every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public 215; 2.3M at a
-scale-10 simulation's 2,150), so a scaled bundle would take days. docs/scaling.md. The build
-reads it from the dbt var ``food_models_max_analogs`` (this value in dbt_project.yml); 0
-switches the stage off."""
+scale-10 simulation's 2,150), so a scaled bundle would take days. docs/scaling.md. The dbt var
+``food_models_max_analogs`` of dbt_project.yml (400; a build's ``--vars`` may override it, 0
+switches the stage off)."""
 
 
 def ranking_cache_dir() -> Path:

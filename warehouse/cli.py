@@ -535,7 +535,8 @@ def train_molecular(
 @train_app.command("food")
 def train_food(
     grid: Annotated[
-        str | None, typer.Option(help="'ablation': the full ablation grid. Default: the build's.")
+        str | None,
+        typer.Option(help="'ablation' (full grid), 'ensembles' (NNLS bases); default: build's"),
     ] = None,
     db: Annotated[Path | None, typer.Option(help="The built warehouse to read.")] = None,
     n_jobs: Annotated[int, typer.Option(help="Workers (results never depend on it).")] = 2,

@@ -24,6 +24,9 @@ MODELS = {
     "nested_bt_gemini_nnls",
     "nested_bt_gemini_rank",
     "nested_bt_gemini_mean",
+    # every other supervised model's rank-average and mean ensembles (their NNLS needs
+    # `tastebench train food --grid ensembles`)
+    *(f"nested_{m}_gemini_{k}" for m in ("hbt", "ksvm", "lgbm", "ridge") for k in ("rank", "mean")),
 }
 
 
@@ -47,7 +50,7 @@ def test_every_default_model_has_all_analogs_in_fct_oof_predictions(db) -> None:
     merged = oof.merge(gold, on=["category", "product_code"], how="left")
     assert (merged["gold_value"] == merged["panel_mean"]).all()
     fits = df(db, "select * from marts.dim_food_fits")
-    assert len(fits) == 10 and set(fits["fit_id"]) == set(oof["fit_id"])
+    assert len(fits) == 18 and set(fits["fit_id"]) == set(oof["fit_id"])
     assert fits["config_hash"].str.fullmatch("[0-9a-f]{64}").all()
     assert fits["library_versions_json"].str.contains("scikit-learn").all()
 
@@ -58,7 +61,13 @@ def test_metrics_marts_score_them_with_bca_intervals(db) -> None:
         "select * from marts.agg_model_metrics where source = 'warehouse_fit' "
         "and metric = 'pairwise_accuracy'",
     )
-    assert len(m) == 10 and (m["n_products"] == 215).all()
+    assert len(m) == 36 and (m["n_products"] == 215).all()
+    # both conventions: the published main-table BCa and the default (issue #14), marked
+    bca = m[m["ci_method"] == "published_bca"]
+    assert len(bca) == 18 and not bca["is_default_ci"].any()
+    assert (bca["ci_lo"] < bca["ci_hi"]).all()
+    m = m[m["is_default_ci"]]
+    assert len(m) == 18 and set(m["model_id"]) == set(bca["model_id"])
     assert (m["ci_lo"] < m["point"]).all() and (m["point"] < m["ci_hi"]).all()
     assert (m["data_origin"] == "simulation").all()
     # simulated panel means carry no feature signal: BT is not resolved above chance
@@ -67,7 +76,7 @@ def test_metrics_marts_score_them_with_bca_intervals(db) -> None:
     comps = df(db, "select * from marts.agg_model_comparisons")
     warehouse_ids = set(df(db, "select model_id from marts.dim_food_fits")["model_id"])
     mixed = comps["model_a"].isin(warehouse_ids) != comps["model_b"].isin(warehouse_ids)
-    assert not mixed.any() and len(comps) == 36 + 45  # within each source only
+    assert not mixed.any() and len(comps) == 36 + 153  # within each source only
 
 
 def test_ablation_mart_reads_the_default_stage_from_the_cache(db) -> None:
@@ -98,9 +107,9 @@ def test_train_food_cli_reads_the_build_cache_and_checks_a_block(
         monkeypatch.setenv(key, value)
     run = CliRunner().invoke(app, ["train", "food", "--n-jobs", "1"], catch_exceptions=False)
     assert run.exit_code == 0, run.output
-    assert "10 fits (0 fitted, 10 read)" in run.output  # the build's own fit ids
+    assert "18 fits (0 fitted, 18 read)" in run.output  # the build's own fit ids
     run = CliRunner().invoke(app, ["train", "food", "--check-signal", "N", "--n-jobs", "1"])
     assert run.exit_code == 0, run.output
     assert "permuted" in run.output and "bradley_terry" in run.output
     run = CliRunner().invoke(app, ["train", "food", "--grid", "everything"])
-    assert run.exit_code != 0 and "--grid ablation" in str(run.exception)
+    assert run.exit_code != 0 and "--grid ensembles" in str(run.exception)

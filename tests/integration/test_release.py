@@ -79,11 +79,11 @@ def test_release_then_verify_round_trips_with_identical_numbers(release, con) ->
     assert "release verified" in result.output
     metrics = _csv(out / "metrics" / "model_metrics.csv").set_index("model_metric_key")
     mart = con.sql("select * from marts.agg_model_metrics").df().set_index("model_metric_key")
-    # 9 public files x (7 + 7 + 1) rows (both conventions) + 22 trivial-policy rows + the
-    # warehouse's own fits x (7 + 1) rows (the default method only)
+    # (9 public files + the warehouse's own fits) x (7 + 7 + 1) rows (both conventions) + 22
+    # trivial-policy rows
     n_fits = con.sql("select count(*) from marts.dim_food_fits").fetchall()[0][0]
-    assert n_fits == 10
-    assert set(metrics.index) == set(mart.index) and len(mart) == 9 * 15 + 22 + 8 * n_fits
+    assert n_fits == 18
+    assert set(metrics.index) == set(mart.index) and len(mart) == (9 + n_fits) * 15 + 22
     for col in ("point", "ci_lo", "ci_hi", "chance_value"):
         a = metrics.loc[mart.index, col].to_numpy(float)
         assert np.array_equal(a, mart[col].to_numpy(float), equal_nan=True), col

@@ -1,6 +1,6 @@
 """Interval conventions of `tastebench evaluate` and the metrics marts' frames (issue #14):
 ``--ci published_bca`` is the schema-1 output bit for bit, the default names its methods and
-holds for strong predictors, and the marts carry both conventions only for the published files.
+holds for strong predictors, and the marts carry both conventions for every source (default marked).
 
 The fixture ``tests/fixtures/evaluate/schema1_published_nnls_ridge_1000.json`` is the output of
 ``evaluate_files([nested_bt_gemini_nnls.csv, ridge_SNCTI_bench.csv], n_boot=1000)`` at main
@@ -143,9 +143,10 @@ def _oof(public_dir: Path, source: str, name: str) -> pl.DataFrame:
     )
 
 
-def test_marts_both_conventions_for_published_files_only(public_dir) -> None:
-    """Keyed on ``source``: a public file gets published_bca and the default, a warehouse fit
-    (same rows under another source) the default only, with the same default numbers."""
+def test_marts_both_conventions_for_every_source(public_dir) -> None:
+    """A public file and a warehouse fit (same rows under another source) both get
+    published_bca (issue #11: own fits' BCa beside the published models') and the default, with
+    the same numbers under each method; ``is_default_ci`` marks one row per model and metric."""
     oof = pl.concat(
         [
             _oof(public_dir, "tastebench_public", "ridge_SNCTI_bench"),
@@ -157,7 +158,7 @@ def test_marts_both_conventions_for_published_files_only(public_dir) -> None:
     assert table["model_metric_key"].n_unique() == len(table)
     methods = {m: set(g["ci_method"]) for (m,), g in table.group_by("model_id")}
     assert "published_bca" in methods["ridge_SNCTI_bench"]
-    assert "published_bca" not in methods["ridge:fit1"]
+    assert methods["ridge:fit1"] == methods["ridge_SNCTI_bench"]
     default = table.filter(pl.col("is_default_ci"))
     assert not default.select("model_id", "metric").is_duplicated().any()
     default = {(r["model_id"], r["metric"]): r for r in default.iter_rows(named=True)}
@@ -165,8 +166,16 @@ def test_marts_both_conventions_for_published_files_only(public_dir) -> None:
         a, b = default[("ridge_SNCTI_bench", metric)], default[("ridge:fit1", metric)]
         assert a["ci_method"] == b["ci_method"] == DEFAULT_CI_METHODS[metric]
         assert (a["ci_lo"], a["ci_hi"]) == (b["ci_lo"], b["ci_hi"])
+    bca = table.filter(pl.col("ci_method") == "published_bca")
+    assert not bca["is_default_ci"].any()
+    bca = {(r["model_id"], r["metric"]): r for r in bca.iter_rows(named=True)}
+    assert {m for _, m in bca} >= {"pairwise_accuracy", "spearman", "recall_at_1"}
+    for (model, metric), row in bca.items():
+        if model == "ridge:fit1":
+            twin = bca[("ridge_SNCTI_bench", metric)]
+            assert (row["ci_lo"], row["ci_hi"]) == (twin["ci_lo"], twin["ci_hi"])
     per_cat = model_metrics_per_category_table(oof, n_boot=FAST)
     assert per_cat["model_category_key"].n_unique() == len(per_cat)
     pc = {m: set(g["ci_method"]) for (m,), g in per_cat.group_by("model_id")}
     assert pc["ridge_SNCTI_bench"] == {"published_bca", "distinct_percentile"}
-    assert pc["ridge:fit1"] == {"distinct_percentile"}
+    assert pc["ridge:fit1"] == {"published_bca", "distinct_percentile"}

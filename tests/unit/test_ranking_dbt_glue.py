@@ -109,11 +109,11 @@ def test_default_stage_rows_dim_and_ablation(small, tmp_path):
     enc = marts.feature_encoders_json(features)
     rows = marts.fct_food_oof_predictions(d, oof, enc, cache_dir=tmp_path, n_jobs=1)
     assert rows.columns == list(marts.FOOD_OOF_SCHEMA)
-    assert rows.height == 10 * small.n and rows["source"].unique().to_list() == ["warehouse_fit"]
+    assert rows.height == 18 * small.n and rows["source"].unique().to_list() == ["warehouse_fit"]
     assert (rows["feature_encoders_json"] == enc).all()
     dim = marts.dim_food_fits(rows)
-    assert dim.height == 10 and dim["fit_id"].is_unique().all()
-    assert dim["is_ensemble"].sum() == 3 and dim["is_distance"].sum() == 2
+    assert dim.height == 18 and dim["fit_id"].is_unique().all()
+    assert dim["is_ensemble"].sum() == 3 + 8 and dim["is_distance"].sum() == 2
     assert (dim["n_rows"] == small.n).all()
     # a rebuild reads every fit: same rows, byte for byte
     again = marts.fct_food_oof_predictions(d, oof, enc, cache_dir=tmp_path, n_jobs=1)

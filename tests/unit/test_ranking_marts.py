@@ -9,6 +9,7 @@ import pytest
 
 from warehouse.ranking import marts
 from warehouse.ranking.ablation import default_jobs, grid_jobs
+from warehouse.ranking.loocv import Job
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
 # marts.fct_oof_predictions contract columns (models/marts/metrics/_metrics__models.yml), without
@@ -68,20 +69,47 @@ def test_default_stage_rows_and_warm_rebuild(small, public_oof, tmp_path):
         "nested_bt_gemini_nnls_SNCTI",
         "nested_bt_gemini_rank_SNCTI",
         "nested_bt_gemini_mean_SNCTI",
+        *(
+            f"nested_{m}_gemini_{k}_SNCTI"
+            for m in ("hbt", "ksvm", "lgbm", "ridge")
+            for k in ("rank", "mean")
+        ),
     ]
     rows = marts.oof_prediction_rows(small, fits)
     assert rows.columns == OOF_COLUMNS
     with_hash = marts.oof_prediction_rows(small, fits, config_hash=True)
     assert with_hash.columns == OOF_COLUMNS + ["config_hash"]
-    assert rows.height == 10 * small.n
+    assert rows.height == 18 * small.n
     assert rows["source"].unique().to_list() == ["warehouse_fit"]
     assert rows.select(pl.struct("model_id", "category", "product_code").is_unique().all()).item()
     assert rows["gold_value"].to_numpy()[: small.n].tolist() == small.target.tolist()
     warm = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
     assert [f.fit_id for f in warm] == [f.fit_id for f in fits]
     table = marts.fit_rows(warm)
-    assert table["is_from_cache"].all() and table["fit_id"].n_unique() == 10
+    assert table["is_from_cache"].all() and table["fit_id"].n_unique() == 18
     assert {"config_json", "library_versions_json", "config_hash"} <= set(table.columns)
+
+
+def test_train_ensembles_adds_a_models_nnls_to_the_next_build(small, public_oof, tmp_path):
+    """The build never runs another model's pair fits; once `train food --grid ensembles`
+    (here: Ridge's nested base) has put them in the cache, the next build adds its NNLS ensemble,
+    bit for bit the one fitted directly, and every other fit is unchanged."""
+    from warehouse.ranking.cache import FitCache
+    from warehouse.ranking.nested import cached_nested_base, run_ensembles
+
+    before = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
+    assert "nested_ridge_gemini_nnls" not in {f.model for f in before}
+    ridge = Job.of("ridge", small.feature_set)
+    assert cached_nested_base(small, ridge, FitCache(tmp_path)) is None
+    (base,) = marts.fit_ensemble_bases(small, tmp_path, n_jobs=1, models=["ridge"])
+    assert base.arrays["inner"].shape == (small.n, small.n)
+    after = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
+    new = [f for f in after if f.fit_id not in {g.fit_id for g in before}]
+    assert [f.model for f in new] == ["nested_ridge_gemini_nnls"]
+    assert [f.fit_id for f in after if f is not new[0]] == [f.fit_id for f in before]
+    gemini = marts.external_predictions(small, public_oof)
+    direct = run_ensembles(small, ridge, gemini, "gemini", FitCache(None), 1, kinds=("nnls",))
+    assert direct[0].predictions.tobytes() == new[0].predictions.tobytes()
 
 
 def test_grid_covers_every_subset_and_variant(small):

@@ -43,14 +43,6 @@ from warehouse.metrics.validate import normalize_code, numeric_column, validate_
 GOLD_MODES = ("file", "warehouse")
 GOLD_COLUMNS = ("true_rank", "true_score")
 REQUIRED_COLUMNS = ("category", "product_code", "predicted_score")
-GOLD_PAIRS_SCHEMA = {
-    "pair_id": pl.Int64,
-    "category": pl.String,
-    "product_code_1": pl.Int64,
-    "product_code_2": pl.Int64,
-    "higher_rated_product": pl.Int64,
-}
-"""The public gold pair file (``pairs.csv``), read with this schema."""
 
 
 @dataclass
@@ -132,8 +124,7 @@ class Reference:
 
 
 def _public_reference(settings) -> Reference:
-    from warehouse.sources import registry
-    from warehouse.sources.public import read_oof_predictions
+    from warehouse.sources.public import read_oof_predictions, read_tastebench_file
 
     oof = read_oof_predictions(settings)[0].frame
     first = oof.select("category", "product_code", "true_rank").unique(
@@ -141,8 +132,7 @@ def _public_reference(settings) -> Reference:
     )
     codes = [normalize_code(c) for c in first["product_code"].to_list()]
     known = pl.DataFrame([first["category"].cast(pl.String), code_series("product_code", codes)])
-    pairs_path = registry.resolve("tastebench_gold_pairs", settings)
-    pairs = pl.read_csv(pairs_path, schema=GOLD_PAIRS_SCHEMA)
+    pairs_path, pairs = read_tastebench_file("tastebench_gold_pairs", settings)
     public_gold = {
         (str(c), p): float(g)
         for c, p, g in zip(

@@ -34,13 +34,11 @@ PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"
 
 
-def conventions(rows: pl.DataFrame) -> tuple[str, ...]:
-    """Interval conventions of a model's rows: ``published_bca`` and ``default`` for the
-    published files (every row ``source = 'tastebench_public'``), ``default`` alone otherwise."""
-    public = "source" in rows.columns and bool(
-        (rows["source"] == PUBLIC_SOURCE).fill_null(False).all()
-    )
-    return ("published_bca", "default") if public else ("default",)
+CONVENTIONS = ("published_bca", "default")
+"""Interval conventions of every model's rows. The published files need ``published_bca`` to
+reproduce Table 2; the warehouse's own fits carry it too (issue #11 asks for their BCa intervals
+beside the published models'), as the non-default row: ``is_default_ci`` marks the default
+(docs/statistics.md), which every reader (report, evaluate, comparisons) uses."""
 
 
 def _check_columns(oof: pl.DataFrame) -> None:
@@ -139,7 +137,7 @@ def model_metrics_table(
         chance = random_policy_expected(np.asarray(df["category"].to_list(), dtype=object))
         chance["pairwise_accuracy_macro"] = 0.5
         seen: set[tuple[str, str]] = set()
-        for conv in conventions(df):
+        for conv in CONVENTIONS:
             score = score_model(
                 df["category"],
                 df["gold_value"],
@@ -231,7 +229,7 @@ def model_metrics_per_category_table(
     """``agg_model_metrics_per_category``: one row per (model, category)."""
     parts = []
     for model_id, df in split_models(oof).items():
-        for conv in conventions(df):
+        for conv in CONVENTIONS:
             table = score_per_category(
                 df["category"],
                 df["gold_value"],

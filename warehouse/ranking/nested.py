@@ -44,8 +44,10 @@ from warehouse.ranking.loocv import (
     FitResult,
     Job,
     design_payload,
+    fit_key,
     make_fold,
     parallel_map,
+    result_from_cache,
     run_loocv,
 )
 from warehouse.ranking.preprocess import fit_fold, weights_from_raw
@@ -122,6 +124,41 @@ def all_pairs(n: int) -> np.ndarray:
     return np.column_stack([i, j])
 
 
+def _nested_key(
+    design: Design, job: Job, outer_fit: FitResult, use_warm: bool
+) -> tuple[dict[str, object], str, str]:
+    cfg = {
+        "outer_config_hash": outer_fit.config_hash,
+        "protocol": "nested_pairs",
+        "warm_start": "outer_fold_min_ij" if use_warm else "none",
+    }
+    ch = config_hash(cfg)
+    return cfg, ch, fit_id(ch, design.fingerprint(job.feature_set.block_names))
+
+
+def _nested_from_cache(job: Job, cfg, ch: str, fid: str, cache: FitCache) -> FitResult | None:
+    got = cache.get(fid)
+    if got is None:
+        return None
+    arrays, meta = got
+    return FitResult(
+        job.model, job.feature_set.name, "nested_pairs", cfg, ch, fid, arrays["outer"], arrays,
+        meta, True,
+    )  # fmt: skip
+
+
+def cached_nested_base(design: Design, job: Job, cache: FitCache) -> FitResult | None:
+    """The nested base of ``job`` when the cache holds it and its outer LOOCV fit (as
+    :func:`nested_base` would write them, warm start included), else None; fits nothing. The
+    build reads the nested bases that ``tastebench train food --grid ensembles`` fitted."""
+    cfg, ch, fid = fit_key(design, job)
+    outer_fit = result_from_cache(job, cfg, ch, fid, cache)
+    if outer_fit is None:
+        return None
+    use_warm = job.model == "bradley_terry" and "raw_weights" in outer_fit.arrays
+    return _nested_from_cache(job, *_nested_key(design, job, outer_fit, use_warm), cache)
+
+
 def nested_base(
     design: Design,
     job: Job,
@@ -134,28 +171,10 @@ def nested_base(
     cache = cache or FitCache(None)
     (outer_fit,) = run_loocv(design, [job], cache, n_jobs, audit)
     use_warm = warm_start and job.model == "bradley_terry" and "raw_weights" in outer_fit.arrays
-    cfg = {
-        "outer_config_hash": outer_fit.config_hash,
-        "protocol": "nested_pairs",
-        "warm_start": "outer_fold_min_ij" if use_warm else "none",
-    }
-    ch = config_hash(cfg)
-    fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
-    got = cache.get(fid)
-    if got is not None:
-        arrays, meta = got
-        return FitResult(
-            job.model,
-            job.feature_set.name,
-            "nested_pairs",
-            cfg,
-            ch,
-            fid,
-            arrays["outer"],
-            arrays,
-            meta,
-            True,
-        )
+    cfg, ch, fid = _nested_key(design, job, outer_fit, use_warm)
+    hit = _nested_from_cache(job, cfg, ch, fid, cache)
+    if hit is not None:
+        return hit
     names = job.feature_set.block_names
     payload = design_payload(design, names)
     warm = outer_fit.arrays["raw_weights"] if use_warm else None
@@ -242,17 +261,23 @@ def run_ensembles(
     n_jobs: int = 2,
     audit: bool = True,
     kinds: Sequence[str] = ("nnls", "rank", "mean"),
+    nnls_if_cached: bool = False,
 ) -> list[FitResult]:
-    """NNLS / rank-average / mean ensembles of ``job`` with ``external`` (aligned scores)."""
+    """NNLS / rank-average / mean ensembles of ``job`` with ``external`` (aligned scores).
+    ``nnls_if_cached``: the NNLS only when the cache already holds the nested base
+    (:func:`cached_nested_base`; the pair fits are never run), else it is left out."""
     external = np.asarray(external, dtype=np.float64)
     if external.shape != (design.n,) or not np.isfinite(external).all():
         raise DesignError(f"external model {external_name!r}: need {design.n} finite scores")
-    base = nested_base(design, job, cache, n_jobs, audit) if "nnls" in kinds else None
-    outer = (
-        base.predictions
-        if base is not None
-        else run_loocv(design, [job], cache, n_jobs, audit)[0].predictions
-    )
+    base = None
+    if "nnls" in kinds:
+        if nnls_if_cached:
+            base = cached_nested_base(design, job, cache or FitCache(None))
+            kinds = [k for k in kinds if k != "nnls" or base is not None]
+        else:
+            base = nested_base(design, job, cache, n_jobs, audit)
+    outer_fit = base if base is not None else run_loocv(design, [job], cache, n_jobs, audit)[0]
+    outer = outer_fit.predictions
     ext_hash = hashlib.sha256(external.astype("<f8").tobytes()).hexdigest()
     short = mdl.SHORT_NAMES[job.model]
     out = []
@@ -308,7 +333,7 @@ def run_ensembles(
                 pred,
                 arrays,
                 dict(meta),
-                bool(base is not None and base.from_cache),
+                outer_fit.from_cache,
             )
         )
     return out

@@ -199,8 +199,8 @@ MODEL_METRICS = TableSpec(
     "metrics/model_metrics.csv",
     "marts.agg_model_metrics: every model (and trivial policy) x metric x interval method with "
     "point and 95% CI: the published convention (published_bca, main-table BCa, "
-    f"{N_BOOT} replicates, seed {SEED}) and the default methods for the published files, the "
-    "default only for the warehouse's own fits (docs/statistics.md; is_default_ci marks the "
+    f"{N_BOOT} replicates, seed {SEED}) and the default methods, for the published files and "
+    "the warehouse's own fits alike (docs/statistics.md; is_default_ci marks the "
     "default); re-derivable from the OOF files (this release's oof/ and the upstream files of "
     "metrics/upstream_files.csv).",
     (

@@ -260,6 +260,17 @@ def read_registered(
     return path, with_file_row(frame)
 
 
+def read_tastebench_file(key: str, settings: Settings) -> tuple[Path, pl.DataFrame]:
+    """One TasteBench public file (``key`` of :data:`TASTEBENCH_FILES`), resolved, hash-checked
+    and read under its declared schema, without ``_file_row``: for readers outside the load
+    (``tastebench evaluate`` reads the gold pairs this way), so the schema lives here only."""
+    schemas = {k: schema for k, _, schema, _ in TASTEBENCH_FILES}
+    if key not in schemas:
+        raise KeyError(f"{key!r} is not a TasteBench public file; known: {sorted(schemas)}")
+    path, frame = read_registered(key, settings, schemas[key])
+    return path, frame.drop("_file_row")
+
+
 def read_fartdb(settings: Settings) -> list[RawTable]:
     frames = []
     for split in ("train", "val", "test"):

@@ -14,16 +14,19 @@ on it has coverage exactly 1 - alpha for every q:
 (both sides are monotone in q; brentq to 1e-14; closed forms at x = 0 and x = K). The
 interval is then closed at the estimate: at x = 0 the lower bound is 0 and at x = K the upper
 bound 1 (the exact bounds exclude the estimate with probability alpha / 2 there; closing them
-only raises the coverage of a truth within 0.2% of 0 or 1). At x = K with V >= 1 - alpha / 2
-(probability alpha / 2) no q < 1 solves the lower equation: the interval is [1, 1], flagged
-degenerate with that reason (the price of exactness near 1); at x = 0 with V <= alpha / 2
-likewise [0, 0].
+only raises the coverage of a truth within 1 - 0.975^(1/K) of 0 or 1: 0.11% for K = 24).
+At x = K with V >= 1 - alpha / 2 (probability alpha / 2) no q < 1 solves the lower equation:
+the interval is [1, 1], flagged degenerate with that reason (the price of exactness near 1);
+at x = 0 with V <= alpha / 2 likewise [0, 0].
 
 **V is a deterministic function of the data** (:func:`auxiliary_stream`): a SHA-256 of the
-metric name and of the scored rows (category names, gold and prediction as float64 in the
-canonical order), with the seed, seeds ``numpy.random.default_rng``; its first ``random()``
-is V. Same input: same interval, byte for byte; different predictions: a different digest,
-so V is (pseudo-)independent of the data that produced it.
+metric name and of the scored rows (:func:`data_digest`: per sorted category its name, size,
+gold and prediction as float64 in the canonical order), with the seed, seeds
+``numpy.random.default_rng``; its first ``random()`` is V. Same input: same interval, byte
+for byte (row order, model name and source do not enter); different predictions: a different
+digest, so V is (pseudo-)independent of the data that produced it. The known drawback: two
+prediction files with the same hit count get different intervals; the interval is a valid
+95% interval on average over V, not conditional on the count.
 
 **Tied predictions.** A category whose best product is tied with others in the prediction
 scores a fraction (``min(k - m, t) / t``, core.py): the chance that a uniformly random
@@ -46,8 +49,9 @@ BRENTQ_XTOL = 1e-14
 
 
 def data_digest(metric: str, names: Sequence[str], cats: Sequence[tuple[np.ndarray, ...]]) -> bytes:
-    """SHA-256 of the metric name and the scored rows: per category (sorted), its name and
-    its gold and prediction values as little-endian float64, in the canonical row order."""
+    """SHA-256 of the metric name and the scored rows: per category (sorted), its name (UTF-8,
+    NUL-terminated), its size (int64) and its gold and prediction values as little-endian
+    float64, in the canonical row order (``cats[c] = (gold, pred)`` of category ``names[c]``)."""
     h = hashlib.sha256()
     h.update(metric.encode("utf-8") + b"\0")
     for name, arrays in zip(names, cats, strict=True):

@@ -31,7 +31,8 @@ that level: the atoms are too coarse.
   (its variance ``sum p_c (1 - p_c)`` against ``K p (1 - p)``: the ``var ratio`` column), so
   the coverage is higher.
 
-Prints a markdown table.
+Prints a markdown table and, per metric, the study's decision rule (``choose``) applied to
+the exact coverages of the three library intervals.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from ci_coverage import (  # noqa: E402
     SEED,
     Truth,
     category_sizes,
+    choose,
     mirror_dir,
     recall_expectation,  # noqa: E402
 )
@@ -149,8 +151,10 @@ def main() -> int:
                 [recall_expectation(int(n), float(rc)) for n, rc in zip(sizes, r, strict=True)]
             )
         )
+    exact: dict[str, dict[str, list[float]]] = {}
     for k in (1, 2, 3):
         metric = f"recall_at_{k}"
+        cov = exact.setdefault(metric, {})
         for level, per_cat in zip(LEVELS, rows, strict=True):
             p = per_cat[:, k - 1]
             pmf = poisson_binomial(p)
@@ -159,6 +163,12 @@ def main() -> int:
             wil = library_coverage(pmf, mean, metric, "category_wilson")
             ratio = float((p * (1 - p)).sum() / (len(p) * mean * (1 - mean)))
             rand = randomized_coverage(pmf, mean)
+            for method, c in (
+                ("category_jeffreys", jef),
+                ("category_wilson", wil),
+                ("category_randomized", rand),
+            ):
+                cov.setdefault(method, []).append(c)
             below, above = contiguous(pmf)
             cont = (
                 f"{100 * below:.1f} (in band)"
@@ -170,6 +180,15 @@ def main() -> int:
                 f"{100 * wil:.1f} | {'possible' if any_subset_in_band(pmf) else 'IMPOSSIBLE'} | "
                 f"{cont} | {ratio:.3f} | {100 * rand:.2f} |"
             )
+    print()
+    for metric, cov in exact.items():  # the study's decision rule on the exact coverages
+        pick = choose(cov, LO, HI)
+        ranges = ", ".join(
+            f"`{m}` {100 * min(c):.2f}-{100 * max(c):.2f}%"
+            + (" (in band)" if all(LO <= x <= HI for x in c) else "")
+            for m, c in cov.items()
+        )
+        print(f"- `{metric}`, exact coverage: {ranges}; the rule picks `{pick}`")
     return 0
 
 

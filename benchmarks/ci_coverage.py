@@ -93,10 +93,14 @@ GROUPS = {
         "per_category": ("ustat_t",),
         "paired": ("ustat_t",),
     },
-    "recall": {"metric": ("category_jeffreys",), "per_category": (), "paired": ()},
+    "recall": {
+        "metric": ("category_jeffreys", "category_randomized"),
+        "per_category": (),
+        "paired": (),
+    },
 }
 """Methods computed per cache group (every method belongs to one group)."""
-GROUP_VERSIONS = {"boot": 1, "analytic": 3, "recall": 1}
+GROUP_VERSIONS = {"boot": 1, "analytic": 3, "recall": 2}
 """Bump a group's version when its methods or the simulation change: names its chunk cache."""
 COMPARE_METHODS = ("pair_bootstrap", *PRODUCT_METHODS)
 

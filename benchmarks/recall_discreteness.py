@@ -21,7 +21,18 @@ computes, for every metric and accuracy level of the study:
   monotone in X has such an S), with the coverages closest to the band from below and above.
 
 Where neither is possible, no interval that sees only the hit count can meet the must-show at
-that level: the atoms are too coarse. Prints a markdown table.
+that level: the atoms are too coarse.
+
+* ``randomized exact``: the exact coverage of ``category_randomized`` (Stevens' randomized
+  Clopper-Pearson interval, :mod:`warehouse.metrics.randomized`), which sees the hit count AND
+  an auxiliary uniform V: ``sum_x P(X = x) P_V(truth in CI(x, V))``, the inner probability in
+  closed form (:func:`~warehouse.metrics.randomized.fuzzy_cover_probability`). Under a
+  binomial count it is exactly 95%; the Poisson-binomial count of the study is less variable
+  (its variance ``sum p_c (1 - p_c)`` against ``K p (1 - p)``: the ``var ratio`` column), so
+  the coverage is higher.
+
+Prints a markdown table and, per metric, the study's decision rule (``choose``) applied to
+the exact coverages of the three library intervals.
 """
 
 from __future__ import annotations
@@ -43,11 +54,13 @@ from ci_coverage import (  # noqa: E402
     SEED,
     Truth,
     category_sizes,
+    choose,
     mirror_dir,
     recall_expectation,  # noqa: E402
 )
 
 from warehouse.metrics.intervals import _recall_binomial  # noqa: E402
+from warehouse.metrics.randomized import fuzzy_cover_probability  # noqa: E402
 
 LO, HI = 0.93, 0.97
 UNIT = 1e-6
@@ -114,6 +127,12 @@ def library_coverage(pmf: np.ndarray, truth: float, metric: str, method: str) ->
     return cover
 
 
+def randomized_coverage(pmf: np.ndarray, truth: float) -> float:
+    """Exact coverage of ``category_randomized``: the count's pmf times P_V(covered | x)."""
+    k = len(pmf) - 1
+    return float(pmf @ fuzzy_cover_probability(np.arange(k + 1), k, truth))
+
+
 def main() -> int:
     sizes = category_sizes(mirror_dir() / PAIRS)
     scores = np.random.default_rng(SEED).permutation(
@@ -121,9 +140,9 @@ def main() -> int:
     )
     print(
         "| metric | level | truth | P(X=K) | Jeffreys exact | Wilson exact | any X-rule | "
-        "contiguous: nearest below / above |"
+        "contiguous: nearest below / above | var ratio | randomized exact |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for level in LEVELS:
         r = Truth(sizes, level, scores).r
@@ -132,14 +151,24 @@ def main() -> int:
                 [recall_expectation(int(n), float(rc)) for n, rc in zip(sizes, r, strict=True)]
             )
         )
+    exact: dict[str, dict[str, list[float]]] = {}
     for k in (1, 2, 3):
         metric = f"recall_at_{k}"
+        cov = exact.setdefault(metric, {})
         for level, per_cat in zip(LEVELS, rows, strict=True):
             p = per_cat[:, k - 1]
             pmf = poisson_binomial(p)
             mean = float(p.mean())
             jef = library_coverage(pmf, mean, metric, "category_jeffreys")
             wil = library_coverage(pmf, mean, metric, "category_wilson")
+            ratio = float((p * (1 - p)).sum() / (len(p) * mean * (1 - mean)))
+            rand = randomized_coverage(pmf, mean)
+            for method, c in (
+                ("category_jeffreys", jef),
+                ("category_wilson", wil),
+                ("category_randomized", rand),
+            ):
+                cov.setdefault(method, []).append(c)
             below, above = contiguous(pmf)
             cont = (
                 f"{100 * below:.1f} (in band)"
@@ -149,8 +178,17 @@ def main() -> int:
             print(
                 f"| {metric} | {level:.2f} | {mean:.4f} | {pmf[-1]:.3f} | {100 * jef:.1f} | "
                 f"{100 * wil:.1f} | {'possible' if any_subset_in_band(pmf) else 'IMPOSSIBLE'} | "
-                f"{cont} |"
+                f"{cont} | {ratio:.3f} | {100 * rand:.2f} |"
             )
+    print()
+    for metric, cov in exact.items():  # the study's decision rule on the exact coverages
+        pick = choose(cov, LO, HI)
+        ranges = ", ".join(
+            f"`{m}` {100 * min(c):.2f}-{100 * max(c):.2f}%"
+            + (" (in band)" if all(LO <= x <= HI for x in c) else "")
+            for m, c in cov.items()
+        )
+        print(f"- `{metric}`, exact coverage: {ranges}; the rule picks `{pick}`")
     return 0
 
 

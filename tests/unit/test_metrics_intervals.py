@@ -27,6 +27,8 @@ from warehouse.metrics.intervals import (
     CI_METHODS,
     DEFAULT_CI_METHODS,
     INTERVAL_METRICS,
+    RECALL_METRICS,
+    _Data,
     interval_table,
     metric_intervals,
     per_category_intervals,
@@ -34,6 +36,7 @@ from warehouse.metrics.intervals import (
     satterthwaite_df,
 )
 from warehouse.metrics.paired import distinct_bootstrap_differences, pair_structure
+from warehouse.metrics.randomized import auxiliary_stream, data_digest
 from warehouse.metrics.ustat import (
     category_variance,
     leave_out_lambdas,
@@ -237,14 +240,24 @@ def test_default_contains_point_or_is_flagged(nnls, case: str) -> None:
         assert iv.lo <= iv.point <= iv.hi, iv
         if iv.is_degenerate:
             assert iv.lo == iv.hi == iv.point, iv
-            assert "no variability" in iv.note or "all replicates equal" in iv.note, iv
+            reasons = ("no variability", "all replicates equal", "randomized interval of zero")
+            assert any(r in iv.note for r in reasons), iv
     by_metric = {i.metric: i for i in intervals}
     if case == "perfect":
         for m in ("pairwise_accuracy", "spearman", "kendall_tau", "pairwise_accuracy_macro"):
             assert by_metric[m].is_degenerate and by_metric[m].point == 1.0
-        # 24 of 24 categories hit: Jeffreys' lower bound is the 2.5% point of Beta(24.5, 0.5)
-        assert by_metric["recall_at_1"].lo == pytest.approx(stats.beta.ppf(0.025, 24.5, 0.5))
-        assert by_metric["recall_at_1"].hi == 1.0 and not by_metric["recall_at_1"].is_degenerate
+        # 24 of 24 categories hit: the randomized lower bound (alpha / (2 (1 - V)))^(1/24), V
+        # the first draw of the data's stream (zero width at 1 when 1 - V <= alpha / 2)
+        data = _Data(cat, gold, pred)
+        for m in RECALL_METRICS:
+            v = auxiliary_stream(42, data_digest(m, data.grouped.names, data.cats)).random()
+            iv = by_metric[m]
+            assert iv.point == iv.hi == 1.0
+            if 1 - v > 0.025:
+                assert iv.lo == pytest.approx((0.025 / (1 - v)) ** (1 / 24), abs=1e-12)
+                assert not iv.is_degenerate
+            else:
+                assert iv.lo == 1.0 and iv.is_degenerate
     if case == "near_perfect":
         assert not by_metric["pairwise_accuracy"].is_degenerate
         assert by_metric["pairwise_accuracy"].hi < 1.0
@@ -377,7 +390,7 @@ def test_product_level_comparison_needs_complete_pairs(nnls) -> None:
 def test_method_resolution() -> None:
     assert resolve_methods("default", ["pairwise_accuracy", "recall_at_1"]) == [
         ("pairwise_accuracy", "ustat_t"),
-        ("recall_at_1", "category_jeffreys"),
+        ("recall_at_1", "category_randomized"),
     ]
     assert resolve_methods("category_wilson", INTERVAL_METRICS) == [
         (f"recall_at_{k}", "category_wilson") for k in (1, 2, 3)

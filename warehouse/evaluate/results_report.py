@@ -388,7 +388,7 @@ agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
 {warning}
 <h2>Figure 1. Main table</h2>
 <p class="small">Point [95% CI] by the default methods (docs/statistics.md: ustat_t for
-pairwise, Kendall and macro accuracy, ustat_satt for Spearman, category_jeffreys for
+pairwise, Kendall and macro accuracy, ustat_satt for Spearman, category_randomized for
 Recall@k); pooled (DerSimonian&ndash;Laird): point only. Under each value the published Table-2
 value (red when not reproduced to 3 decimals) and, in grey and <em>for comparison only</em>, the
 interval of the published convention (published_bca: main-table BCa, BENCHMARK.md &sect;4,

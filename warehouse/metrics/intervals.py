@@ -38,6 +38,10 @@ Methods
     Jeffreys (equal-tailed Beta(x + 1/2, K - x + 1/2) quantiles, lower bound 0 at x = 0 and
     upper bound 1 at x = K) or Wilson's score interval. Both contain the estimate (a clamp
     undoes rounding at the ends).
+``category_randomized``
+    Recall@k only: Stevens' randomized (fuzzy) Clopper-Pearson interval of the hit count, exact
+    95% under a binomial model, its auxiliary uniform a deterministic function of the seed and
+    a SHA-256 of the metric and the scored rows (:mod:`.randomized`).
 ``distinct_percentile`` / ``distinct_bca``
     The main-table product bootstrap (same draws as ``published_bca``) scoring no pair of
     copies of one product (:func:`.bootstrap.sample_stats` with ``copies="distinct"``);
@@ -75,6 +79,7 @@ from .bootstrap import (
     single_thread_blas,
 )
 from .core import RECALL_KS, Grouped, as_category_array, canonical_order, group_by_category
+from .randomized import data_digest, randomized_interval
 from .ustat import CategoryVariance, category_variance
 
 RECALL_METRICS = tuple(f"recall_at_{k}" for k in RECALL_KS)
@@ -87,6 +92,7 @@ METHOD_METRICS: dict[str, tuple[str, ...]] = {
     "ustat_satt": ("spearman",),
     "category_jeffreys": RECALL_METRICS,
     "category_wilson": RECALL_METRICS,
+    "category_randomized": RECALL_METRICS,
     "distinct_percentile": RESAMPLE_METRICS,
     "distinct_bca": RESAMPLE_METRICS,
     "category_percentile": RESAMPLE_METRICS,
@@ -99,9 +105,9 @@ DEFAULT_CI_METHODS: dict[str, str] = {
     "pairwise_accuracy": "ustat_t",
     "spearman": "ustat_satt",
     "kendall_tau": "ustat_t",
-    "recall_at_1": "category_jeffreys",
-    "recall_at_2": "category_jeffreys",
-    "recall_at_3": "category_jeffreys",
+    "recall_at_1": "category_randomized",
+    "recall_at_2": "category_randomized",
+    "recall_at_3": "category_randomized",
     "pairwise_accuracy_macro": "ustat_t",
 }
 """The default method per metric (chosen by the coverage study, docs/statistics.md)."""
@@ -301,6 +307,15 @@ def _recall_binomial(data: _Data, metric: str, alpha: float, method: str) -> Int
     return Interval(metric, method, data.theta[metric], float(min(p, lo)), float(max(p, hi)))
 
 
+def _recall_randomized(data: _Data, metric: str, alpha: float, seed: int) -> Interval:
+    """Randomized Clopper-Pearson interval of the mean of the K per-category Recall values."""
+    vals = data.per_category(f"recall_{metric.rsplit('_', 1)[1]}")
+    digest = data_digest(metric, data.grouped.names, data.cats)
+    lo, hi, degenerate, note = randomized_interval(vals, digest, seed, alpha)
+    method = "category_randomized"
+    return Interval(metric, method, data.theta[metric], lo, hi, degenerate, note)
+
+
 def _from_replicates(
     metric: str, method: str, point: float, boot: np.ndarray, interval: tuple[float, float]
 ) -> Interval:
@@ -428,6 +443,8 @@ def metric_intervals(
         for method in ("category_jeffreys", "category_wilson"):
             for m in wanted.get(method, []):
                 done[m, method] = _recall_binomial(data, m, alpha, method)
+        for m in wanted.get("category_randomized", []):
+            done[m, "category_randomized"] = _recall_randomized(data, m, alpha, seed)
     return [done[m, meth] for m, meth in pairs]
 
 

@@ -52,7 +52,8 @@ DEFAULT_VARIANT = (
     "accuracy (unbiased U-statistic variance, t interval on the logit/Fisher-z scale), "
     "ustat_satt for Spearman (the same variance and scale, t with Satterthwaite df from the "
     "spread of the categories' variance contributions), "
-    "category_jeffreys for Recall@k (Jeffreys interval over the categories)"
+    "category_randomized for Recall@k (randomized Clopper-Pearson interval of the hit count over "
+    "the categories, auxiliary uniform from seed and a SHA-256 of the scored rows)"
 )
 DEFAULT_PER_CATEGORY_VARIANT = (
     "distinct_percentile per category: fresh default_rng(seed) per category, "

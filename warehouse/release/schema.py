@@ -214,7 +214,7 @@ MODEL_METRICS = TableSpec(
         Column(
             "ci_method",
             "str",
-            "published_bca | ustat_t | ustat_satt | distinct_percentile | category_jeffreys | "
+            "published_bca | ustat_t | ustat_satt | distinct_percentile | category_randomized | "
             "clopper_pearson | analytical | none (docs/statistics.md).",
         ),
         Column("is_degenerate", "bool", "Zero-width interval without sampling information."),
@@ -247,7 +247,7 @@ RELEASE_AUDITS = TableSpec(
             "ci_method",
             "str",
             "analytical | clopper_pearson | the default method of the metric (ustat_t, "
-            "ustat_satt, category_jeffreys; docs/statistics.md) | none.",
+            "ustat_satt, category_randomized; docs/statistics.md) | none.",
         ),
         Column("n_products", "int", "Products scored (empty for slot1_wins)."),
         Column("n_pairs", "int", "Pairs scored."),

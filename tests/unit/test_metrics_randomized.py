@@ -80,8 +80,12 @@ def test_auxiliary_uniform_depends_on_predictions_seed_and_metric() -> None:
     data = _Data(cat, gold, pred)
     digest = data_digest("recall_at_1", data.grouped.names, data.cats)
     v = auxiliary_stream(42, digest).random()
+    # swap the predictions of the two lowest-predicted products of the first category: the
+    # order below its top changes, the top (so the hit count) does not
     nudged = pred.copy()
-    nudged[0] += 1e-9  # same ranking, same hit count, different predictions
+    rows = np.flatnonzero(cat == sorted(set(cat))[0])
+    low = rows[np.argsort(pred[rows])[:2]]
+    nudged[low] = nudged[low[::-1]]
     data2 = _Data(cat, gold, nudged)
     digest2 = data_digest("recall_at_1", data2.grouped.names, data2.cats)
     assert digest2 != digest and auxiliary_stream(42, digest2).random() != v
@@ -91,6 +95,23 @@ def test_auxiliary_uniform_depends_on_predictions_seed_and_metric() -> None:
     ia = metric_intervals(cat, gold, pred, "category_randomized", ["recall_at_1"])[0]
     ib = metric_intervals(cat, gold, nudged, "category_randomized", ["recall_at_1"])[0]
     assert ia.point == ib.point and (ia.lo, ia.hi) != (ib.lo, ib.hi)
+
+
+def test_interval_depends_on_within_category_orders_only() -> None:
+    """Increasing transforms of the gold and of the predictions, and the gold replaced by its
+    within-category rank (what the release publishes for a warehouse fit), give the same
+    interval bit for bit: the release re-derives the warehouse's Recall intervals."""
+    from scipy.stats import rankdata
+
+    cat, gold, pred = _benchmark(3)
+    a = metric_intervals(cat, gold, pred, "category_randomized")
+    b = metric_intervals(cat, np.exp(gold), 3.0 * pred + 1.0, "category_randomized")
+    ranks = np.empty(len(gold))
+    for c in set(cat):
+        rows = np.flatnonzero(cat == c)
+        ranks[rows] = rankdata(gold[rows], method="average")
+    c_ = metric_intervals(cat, ranks, pred, "category_randomized")
+    assert a == b == c_
 
 
 def test_auxiliary_uniforms_of_different_predictions_look_independent() -> None:

@@ -21,12 +21,15 @@ at x = 0 with V <= alpha / 2 likewise [0, 0].
 
 **V is a deterministic function of the data** (:func:`auxiliary_stream`): a SHA-256 of the
 metric name and of the scored rows (:func:`data_digest`: per sorted category its name, size,
-gold and prediction as float64 in the canonical order), with the seed, seeds
-``numpy.random.default_rng``; its first ``random()`` is V. Same input: same interval, byte
-for byte (row order, model name and source do not enter); different predictions: a different
-digest, so V is (pseudo-)independent of the data that produced it. The known drawback: two
-prediction files with the same hit count get different intervals; the interval is a valid
-95% interval on average over V, not conditional on the count.
+and the within-category average ranks of gold and prediction as float64 in the canonical
+order), with the seed, seeds ``numpy.random.default_rng``; its first ``random()`` is V. Same
+input: same interval, byte for byte (row order, product codes, model name and source do not
+enter, nor does any increasing transform of the gold or of the predictions: Recall@k depends on
+the within-category orders only, so the release, which publishes a fit's gold as the
+within-category rank instead of the panel mean, re-derives the same interval); a different
+order: a different digest, so V is (pseudo-)independent of the data that produced it. The
+known drawback: two prediction files with the same hit count get different intervals; the
+interval is a valid 95% interval on average over V, not conditional on the count.
 
 **Tied predictions.** A category whose best product is tied with others in the prediction
 scores a fraction (``min(k - m, t) / t``, core.py): the chance that a uniformly random
@@ -44,21 +47,25 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
+from scipy.stats import rankdata
 
 BRENTQ_XTOL = 1e-14
 
 
 def data_digest(metric: str, names: Sequence[str], cats: Sequence[tuple[np.ndarray, ...]]) -> bytes:
     """SHA-256 of the metric name and the scored rows: per category (sorted), its name (UTF-8,
-    NUL-terminated), its size (int64) and its gold and prediction values as little-endian
-    float64, in the canonical row order (``cats[c] = (gold, pred)`` of category ``names[c]``)."""
+    NUL-terminated), its size (int64) and the within-category average ranks (exact ties) of its
+    gold and of its predictions as little-endian float64, in the canonical row order
+    (``cats[c] = (gold, pred)`` of category ``names[c]``). Ranks, not values: invariant to any
+    increasing transform of either, as Recall@k is."""
     h = hashlib.sha256()
     h.update(metric.encode("utf-8") + b"\0")
     for name, arrays in zip(names, cats, strict=True):
         h.update(str(name).encode("utf-8") + b"\0")
         h.update(np.int64(len(arrays[0])).tobytes())
         for a in arrays:
-            h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
+            ranks = rankdata(np.asarray(a, dtype=np.float64), method="average")
+            h.update(np.ascontiguousarray(ranks, dtype="<f8").tobytes())
     return h.digest()
 
 

@@ -5,6 +5,8 @@ sees a model trained on that fold's products."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -216,3 +218,20 @@ def test_marts_run_kfold_above_the_cap_and_loocv_below(tmp_path):
     # cells the default stage fitted (5 supervised, 2 distance)
     assert ablation.height == 7 and ablation["is_default_stage"].all()
     assert set(ablation["fit_id"]) <= set(rows["fit_id"])
+
+
+def test_scaled_copies_read_their_base_categorys_external_score():
+    """A scaled simulation's copy ``Bacon_s2`` repeats Bacon's products (codes included); the
+    published file covers Bacon only, so a copy's analog reads its base analog's score. Outside
+    a simulation a missing analog stays an error."""
+    layout = (("Bacon", "meat", "meat", 5, 1), ("Bacon_s2", "meat", "meat", 5, 1))
+    d = synthetic_design(seed=1, dims=SMALL_DIMS, layout=layout)
+    base = d.keys.filter(pl.col("category") == "Bacon").select("category", "product_code")
+    oof = base.with_columns(
+        pl.lit(marts.GEMINI_STEM).alias("model_file_stem"),
+        pl.Series("predicted_score", [0.1, 0.5, 0.2, 0.9, 0.4]),
+    )
+    got = marts.external_predictions(replace(d, data_origin="simulation"), oof)
+    assert got.tolist() == [0.1, 0.5, 0.2, 0.9, 0.4] * 2
+    with pytest.raises(DesignError, match="no prediction for analog Bacon_s2:1"):
+        marts.external_predictions(d, oof)

@@ -140,23 +140,18 @@ def test_too_small_design_leaves_the_marts_empty(small, tmp_path):
     assert not any(tmp_path.iterdir())  # nothing was fitted
 
 
-def test_too_large_design_or_stage_off_leaves_the_marts_empty(small, tmp_path):
+def test_stage_off_leaves_the_marts_empty_and_size_is_no_reason(small, tmp_path):
     d0 = synthetic_design(seed=1, dims=SMALL_DIMS)
     n_all = d0.n + d0.reference_keys.height
     products, means, cats, subset_cols, features, variants = _frames(d0, np.ones(n_all, bool))
     d = marts.food_design(products, means, cats, subset_cols, features, variants)
     assert marts.unfittable_reason(d) is None
-    assert marts.unfittable_reason(d, max_analogs=d.n) is None
-    reason = marts.unfittable_reason(d, max_analogs=d.n - 1)
-    assert f"the design has {d.n} analogs (> {d.n - 1})" in reason
-    assert f"{d.n * (d.n - 1) // 2} pair fits" in reason
+    # above the cap the stage runs grouped K-fold (tests/unit/test_ranking_kfold.py)
+    assert marts.unfittable_reason(d, max_analogs=d.n - 1) is None
     # the dbt var food_models_max_analogs = 0 (tastebench build --no-food-models)
     assert "switched off" in marts.unfittable_reason(d, max_analogs=0)
-    for cap in (d.n - 1, 0):
-        rows = marts.fct_food_oof_predictions(
-            d, pl.DataFrame(), "{}", cache_dir=tmp_path, max_analogs=cap
-        )
-        assert rows.height == 0 and rows.columns == list(marts.FOOD_OOF_SCHEMA)
-        table = marts.agg_ablation_metrics(d, rows, cache_dir=tmp_path, max_analogs=cap)
-        assert table.height == 0
+    rows = marts.fct_food_oof_predictions(d, pl.DataFrame(), "{}", tmp_path, max_analogs=0)
+    assert rows.height == 0 and rows.columns == list(marts.FOOD_OOF_SCHEMA)
+    table = marts.agg_ablation_metrics(d, rows, cache_dir=tmp_path, max_analogs=0)
+    assert table.height == 0
     assert not any(tmp_path.iterdir())  # nothing was fitted

@@ -9,6 +9,9 @@ metrics in one frame an analyst can pivot.
   {N, C, T, I}; both distance models on the 15 subsets; and for each block *variant* in the
   design (``C:<encoder>``, ``C:<aggregation rule>``...) the full feature sets with that block
   swapped in. Sets that need an absent block are skipped and listed.
+
+``cv`` (a :class:`.folds.GroupedKFold`, None = LOOCV) sets the supervised jobs' protocol: the
+build passes the one :func:`.folds.fold_scheme` picks for the design's size.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from warehouse.ranking.design import (
     FeatureSet,
     ablation_feature_sets,
 )
+from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache, run_fits
 
 MAIN_DISTANCE_LETTERS = "NCI"
@@ -46,9 +50,10 @@ def default_jobs(
     design: Design,
     supervised: Sequence[str] = mdl.SUPERVISED,
     distance: Sequence[str] = mdl.DISTANCE,
+    cv: GroupedKFold | None = None,
 ) -> list[Job]:
     fs = FeatureSet.parse(design.feature_set)
-    jobs = [Job(m, fs) for m in supervised]
+    jobs = [Job(m, fs, cv=cv) for m in supervised]
     letters = "".join(c for c in MAIN_DISTANCE_LETTERS if c in available_letters(design, True))
     if letters:
         jobs += [Job(m, FeatureSet(letters)) for m in distance]
@@ -59,6 +64,7 @@ def grid_jobs(
     design: Design,
     supervised: Sequence[str] = mdl.SUPERVISED,
     distance: Sequence[str] = mdl.DISTANCE,
+    cv: GroupedKFold | None = None,
 ) -> tuple[list[Job], list[str]]:
     """(jobs, skipped feature-set names) of the full ablation grid."""
     jobs, skipped = [], []
@@ -79,7 +85,10 @@ def grid_jobs(
         if is_dist and (reason := _unscorable(design, fs)) is not None:
             skipped.append(f"{fs.name} (distance: {reason})")
             continue
-        jobs += [Job(m, fs) for m in (distance if is_dist else supervised)]
+        if is_dist:
+            jobs += [Job(m, fs) for m in distance]
+        else:
+            jobs += [Job(m, fs, cv=cv) for m in supervised]
     return jobs, skipped
 
 
@@ -104,8 +113,9 @@ def run_grid(
     n_jobs: int = 2,
     supervised: Sequence[str] = mdl.SUPERVISED,
     distance: Sequence[str] = mdl.DISTANCE,
+    cv: GroupedKFold | None = None,
 ) -> list[FitResult]:
-    jobs, _ = grid_jobs(design, supervised, distance)
+    jobs, _ = grid_jobs(design, supervised, distance, cv)
     return run_fits(design, jobs, cache, n_jobs)
 
 

@@ -39,12 +39,17 @@ def check_fold(
     lose: np.ndarray,
     where: str = "fold",
     stats: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    held: np.ndarray | None = None,
 ) -> None:
     """Raise :class:`LeakageError` unless the fold's preprocessing and pairs exclude its
     held-out rows. ``fold_blocks`` is a :class:`.preprocess.FoldBlocks`; ``win``/``lose`` are
-    pair positions into its training rows; ``stats``: :func:`block_stats` of ``raw_blocks``."""
+    pair positions into its training rows; ``stats``: :func:`block_stats` of ``raw_blocks``;
+    ``held``: rows besides the test rows that must stay out of training (an inner fold of a
+    nested K-fold: the outer fold's test products)."""
     train = np.asarray(fold_blocks.train_idx)
     test = np.asarray(fold_blocks.test_idx)
+    if held is not None:
+        test = np.union1d(test, held)
     if np.intersect1d(train, test).size:
         raise LeakageError(
             f"{where}: held-out rows {sorted(np.intersect1d(train, test))} are also training rows"

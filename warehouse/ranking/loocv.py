@@ -1,9 +1,13 @@
-"""LOOCV runs: every supervised model x feature set on one design, fits read from the cache.
+"""Out-of-fold runs: every supervised model x feature set on one design, fits read from the cache.
 
-Protocol (BENCHMARK.md §3): rows are the analogs sorted by (category, product_code); fold ``r``
-holds out row ``r`` and trains on the other rows. Per fold, every block is scaled (and PCA'd when
-over 10 dims) on the training rows only (:func:`.preprocess.fit_fold`), the guards of
-:mod:`.guards` run, and each requested (model, feature set) is fitted on the concatenated blocks.
+Protocol (BENCHMARK.md §3): rows are the analogs sorted by (category, product_code); LOOCV fold
+``r`` holds out row ``r`` and trains on the other rows. A job with ``cv`` set (a
+:class:`.folds.GroupedKFold`, the build's protocol above ``food_models_max_analogs`` analogs)
+runs grouped K-fold instead: fold ``f`` holds out its products and trains on the others. Either
+way one worker (:func:`_fold_chunk`) takes (training rows, test rows) per fold: every block is
+scaled (and PCA'd when over 10 dims) on the training rows only (:func:`.preprocess.fit_fold`),
+the guards of :mod:`.guards` run, and each requested (model, feature set) is fitted on the
+concatenated blocks and scores the test rows.
 
 Speed without changing a number: a fold's block transforms are computed once and shared by every
 model and feature set of the run (PCA is per block, so a feature set is a concatenation); folds
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
@@ -25,6 +29,7 @@ from warehouse.ranking import models as mdl
 from warehouse.ranking.bt import PairIndex
 from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, library_versions
 from warehouse.ranking.design import Design, FeatureSet
+from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
 
@@ -33,31 +38,44 @@ PREPROCESS = {"scaler": "standard", "pca_variance": PCA_VARIANCE, "pca_min_dims"
 
 @dataclass(frozen=True)
 class Job:
-    """One model on one feature set (``settings`` = overrides of :data:`.models.DEFAULTS`)."""
+    """One model on one feature set (``settings`` = overrides of :data:`.models.DEFAULTS`);
+    ``cv``: None = LOOCV, else the grouped K-fold it runs (ignored by the distance baselines)."""
 
     model: str
     feature_set: FeatureSet
     settings: Mapping[str, object] = field(default_factory=dict)
+    cv: GroupedKFold | None = None
 
     @classmethod
     def of(cls, model: str, feature_set: str | FeatureSet, **settings: object) -> Job:
         return cls(model, FeatureSet.parse(feature_set), dict(settings))
 
+    def with_cv(self, cv: GroupedKFold | None) -> Job:
+        return replace(self, cv=cv)
+
     @property
     def is_distance(self) -> bool:
         return self.model in mdl.DISTANCE
+
+    @property
+    def protocol(self) -> str:
+        if self.is_distance:
+            return "transductive"
+        return "loocv" if self.cv is None else "grouped_kfold"
 
     def config(self) -> dict[str, object]:
         cfg: dict[str, object] = {
             "model": self.model,
             "feature_set": self.feature_set.name,
             "blocks": list(self.feature_set.block_names),
-            "protocol": "transductive" if self.is_distance else "loocv",
+            "protocol": self.protocol,
             "settings": mdl.model_config(self.model, self.settings),
             "seed": mdl.SEED,
         }
         if not self.is_distance:
             cfg["preprocess"] = dict(PREPROCESS)
+            if self.cv is not None:  # LOOCV configurations (and fit ids) stay as they were
+                cfg["cv"] = self.cv.config()
         return cfg
 
 
@@ -152,9 +170,15 @@ def make_fold(payload: Mapping[str, object], fb, names: Sequence[str], win, lose
     )
 
 
-def _loocv_chunk(
-    payload, jobs: list[tuple[str, dict, tuple[str, ...]]], folds: list[int], audit: bool
-):
+#: one fold for :func:`_fold_chunk`: (order key, training rows, test rows, rows that must stay
+#: out of training besides the test rows or None, where: the guards' label)
+FoldSpec = tuple[int, np.ndarray, np.ndarray, "np.ndarray | None", str]
+
+
+def _fold_chunk(payload, jobs: list[tuple[str, dict, tuple[str, ...]]], folds, audit: bool):
+    """Fit every job on each fold of ``folds`` (:data:`FoldSpec`) and score its test rows:
+    ``[(key, test rows, block dims, [(scores, newton steps, warnings, cpu s, raw weights)])]``
+    (raw weights: BT's, on the raw block columns, else None)."""
     from threadpoolctl import threadpool_limits
 
     n = payload["n"]
@@ -163,13 +187,11 @@ def _loocv_chunk(
     stats = block_stats(blocks) if audit else None
     out = []
     with threadpool_limits(1):
-        for r in folds:
-            train = np.delete(np.arange(n), r)
-            test = np.array([r])
+        for key, train, test, held, where in folds:
             fb = fit_fold(blocks, train, test, names_all)
             win, lose = payload["pairs"].for_training(train, n)
             if audit:
-                check_fold(blocks, fb, win, lose, where=f"LOOCV fold {r}", stats=stats)
+                check_fold(blocks, fb, win, lose, where=where, stats=stats, held=held)
             dims = {b: fb.transforms[b].n_out for b in names_all}
             res = []
             for model, settings, names in jobs:
@@ -180,9 +202,32 @@ def _loocv_chunk(
                 raw = None
                 if model == "bradley_terry" and o.weights is not None:
                     raw = np.concatenate(list(fb.raw_weights(names, o.weights).values()))
-                res.append((float(o.scores[0]), o.n_iter, o.warnings, cpu, raw))
-            out.append((r, dims, res))
+                res.append((np.asarray(o.scores, dtype=np.float64), o.n_iter, o.warnings, cpu, raw))
+            out.append((key, test, dims, res))
     return out
+
+
+def loocv_specs(n: int) -> list[FoldSpec]:
+    """LOOCV: fold ``r`` tests row ``r`` and trains on the others."""
+    rows = np.arange(n)
+    return [(r, np.delete(rows, r), np.array([r]), None, f"LOOCV fold {r}") for r in range(n)]
+
+
+def kfold_specs(design: Design, cv: GroupedKFold) -> list[FoldSpec]:
+    """The grouped K-fold folds of ``design`` (:meth:`.folds.GroupedKFold.folds`)."""
+    return [
+        (f, train, test, None, f"grouped K-fold fold {f}")
+        for f, (train, test) in enumerate(cv.folds(design.category_index))
+    ]
+
+
+def run_folds(payload, spec, folds: list[FoldSpec], n_jobs: int, audit: bool, chunk_size: int):
+    """:func:`_fold_chunk` over ``folds`` in fixed chunks (never sized by ``n_jobs``), results
+    sorted by fold key."""
+    parts = parallel_map(
+        _fold_chunk, [(payload, spec, c, audit) for c in chunks(folds, chunk_size)], n_jobs
+    )
+    return sorted((part for p in parts for part in p), key=lambda r: r[0])
 
 
 def parallel_map(fn: Callable, tasks: list[tuple], n_jobs: int) -> list:
@@ -194,7 +239,7 @@ def parallel_map(fn: Callable, tasks: list[tuple], n_jobs: int) -> list:
     return Parallel(n_jobs=n_jobs, backend="loky")(delayed(fn)(*t) for t in tasks)
 
 
-def chunks(items: Sequence[int], size: int) -> list[list[int]]:
+def chunks(items: Sequence, size: int) -> list[list]:
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
@@ -209,10 +254,11 @@ def run_loocv(
     audit: bool = True,
     chunk_size: int = 12,
 ) -> list[FitResult]:
-    """Out-of-fold predictions of every supervised job (cached ones are read, not refitted)."""
+    """Out-of-fold predictions of every supervised job (cached ones are read, not refitted):
+    LOOCV, or each job's grouped K-fold (``Job.cv``). Jobs sharing a protocol share folds."""
     cache = cache or FitCache(None)
     results: dict[int, FitResult] = {}
-    todo: list[tuple[int, Job, dict, str, str]] = []
+    todo: dict[GroupedKFold | None, list[tuple[int, Job, dict, str, str]]] = {}
     for k, job in enumerate(jobs):
         if job.is_distance:
             raise ValueError(f"{job.model} is a distance baseline: use run_distance")
@@ -221,58 +267,64 @@ def run_loocv(
         if hit is not None:
             results[k] = hit
         else:
-            todo.append((k, job, cfg, ch, fid))
-    if todo:
-        names = [b for _, job, *_ in todo for b in job.feature_set.block_names]
-        payload = design_payload(design, names)
-        spec = [
-            (job.model, cfg["settings"], job.feature_set.block_names) for _, job, cfg, *_ in todo
-        ]
-        t0 = time.perf_counter()
-        parts = parallel_map(
-            _loocv_chunk,
-            [(payload, spec, c, audit) for c in chunks(range(design.n), chunk_size)],
-            n_jobs,
-        )
-        wall = time.perf_counter() - t0
-        folds = sorted((r, dims, res) for part in parts for r, dims, res in part)
-        versions = library_versions()
-        for j, (k, job, cfg, ch, fid) in enumerate(todo):
-            pred = np.array([res[j][0] for _, _, res in folds])
-            arrays = {"predictions": pred}
-            for b in job.feature_set.block_names:
-                arrays[f"dims__{b.replace(':', '__')}"] = np.array([d[b] for _, d, _ in folds])
-            raws = [res[j][4] for _, _, res in folds]
-            if all(r is not None for r in raws):
-                arrays["raw_weights"] = np.vstack(raws)
-            meta = fit_record(
-                job.model,
-                job.feature_set.name,
-                cfg["protocol"],
-                cfg,
-                ch,
-                versions,
-                design.n,
-                design.data_origin,
-                fit_cpu_seconds=float(sum(res[j][3] for _, _, res in folds)),
-                run_wall_seconds=wall,
-                newton_steps=int(sum(res[j][1] for _, _, res in folds)),
-                convergence_warnings=int(sum(res[j][2] for _, _, res in folds)),
-            )
-            cache.put(fid, arrays, meta)
-            results[k] = FitResult(
-                job.model,
-                job.feature_set.name,
-                str(cfg["protocol"]),
-                cfg,
-                ch,
-                fid,
-                pred,
-                arrays,
-                meta,
-                False,
-            )
+            todo.setdefault(job.cv, []).append((k, job, cfg, ch, fid))
+    for cv, group in todo.items():
+        results.update(_run_group(design, cv, group, cache, n_jobs, audit, chunk_size))
     return [results[k] for k in range(len(jobs))]
+
+
+def _run_group(design: Design, cv, todo, cache: FitCache, n_jobs, audit, chunk_size):
+    names = [b for _, job, *_ in todo for b in job.feature_set.block_names]
+    payload = design_payload(design, names)
+    spec = [(job.model, cfg["settings"], job.feature_set.block_names) for _, job, cfg, *_ in todo]
+    t0 = time.perf_counter()
+    if cv is None:
+        folds = run_folds(payload, spec, loocv_specs(design.n), n_jobs, audit, chunk_size)
+    else:  # one task per fold: each fold is ~n/k test products on a full training set
+        folds = run_folds(payload, spec, kfold_specs(design, cv), n_jobs, audit, 1)
+    wall = time.perf_counter() - t0
+    versions = library_versions()
+    results = {}
+    for j, (k, job, cfg, ch, fid) in enumerate(todo):
+        pred = np.full(design.n, np.nan)
+        for _, test, _, res in folds:
+            pred[test] = res[j][0]
+        arrays = {"predictions": pred}
+        for b in job.feature_set.block_names:
+            arrays[f"dims__{b.replace(':', '__')}"] = np.array([d[b] for _, _, d, _ in folds])
+        raws = [res[j][4] for *_, res in folds]
+        if all(r is not None for r in raws):
+            arrays["raw_weights"] = np.vstack(raws)
+        extra = {} if cv is None else {"n_folds": cv.k}
+        meta = fit_record(
+            job.model,
+            job.feature_set.name,
+            cfg["protocol"],
+            cfg,
+            ch,
+            versions,
+            design.n,
+            design.data_origin,
+            fit_cpu_seconds=float(sum(res[j][3] for *_, res in folds)),
+            run_wall_seconds=wall,
+            newton_steps=int(sum(res[j][1] for *_, res in folds)),
+            convergence_warnings=int(sum(res[j][2] for *_, res in folds)),
+            **extra,
+        )
+        cache.put(fid, arrays, meta)
+        results[k] = FitResult(
+            job.model,
+            job.feature_set.name,
+            str(cfg["protocol"]),
+            cfg,
+            ch,
+            fid,
+            pred,
+            arrays,
+            meta,
+            False,
+        )
+    return results
 
 
 def run_fits(

@@ -35,9 +35,10 @@ from warehouse.ranking import models as mdl
 from warehouse.ranking.ablation import cached_fits, default_jobs, grid_jobs, grid_metrics, run_grid
 from warehouse.ranking.cache import FitCache, canonical_json
 from warehouse.ranking.design import Design, DesignError, FeatureSet, design_from_frames
+from warehouse.ranking.folds import GroupedKFold, fold_scheme
 from warehouse.ranking.guards import assert_no_target_leak
 from warehouse.ranking.loocv import FitResult, Job, run_fits
-from warehouse.ranking.nested import align_external, run_ensembles
+from warehouse.ranking.nested import align_external, fit_ensemble_bases, run_ensembles
 
 SOURCE = "warehouse_fit"  # fct_oof_predictions.source of the warehouse's own fits
 GEMINI_STEM = "llm_gemini_3_1_pro_preview_ingredients_image"
@@ -45,8 +46,26 @@ GEMINI_STEM = "llm_gemini_3_1_pro_preview_ingredients_image"
 
 def external_predictions(design: Design, oof: pl.DataFrame, stem: str = GEMINI_STEM):
     """A published out-of-fold file's scores aligned with the design (``stg_tastebench__oof_
-    predictions`` rows of ``model_file_stem = stem``)."""
+    predictions`` rows of ``model_file_stem = stem``). In a scaled simulation (``tastebench
+    simulate --scale K``) a copy ``<Category>_s<k>`` repeats its base category's products, codes
+    included, and the published file covers the base only: a copy's analog reads its base
+    analog's score (the copies repeat the base's features the same way)."""
     rows = oof.filter(pl.col("model_file_stem") == stem)
+    if design.data_origin == "simulation":
+        copies = design.keys.select(
+            pl.col("category").alias("copy"),
+            pl.col("category").str.replace(r"_s\d+$", "").alias("category"),
+        ).unique()
+        copies = copies.filter(pl.col("copy") != pl.col("category"))
+        if copies.height:
+            rows = pl.concat(
+                [
+                    rows.select("category", "product_code", "predicted_score"),
+                    rows.join(copies, on="category").select(
+                        pl.col("copy").alias("category"), "product_code", "predicted_score"
+                    ),
+                ]
+            )
     return align_external(design, rows, stem)
 
 
@@ -56,21 +75,24 @@ def default_model_fits(
     cache_dir: Path | str,
     n_jobs: int = 2,
     ensemble_models: Sequence[str] = ("bradley_terry",),
+    cv: GroupedKFold | None = None,
 ) -> list[FitResult]:
     """The default stage: every model's main configuration and, for every supervised model, its
     ensembles with Gemini: rank average and mean always (no training beyond the model's own
-    LOOCV); the nested NNLS for ``ensemble_models`` (BT: 23,005 warm-started pair fits, minutes)
-    and for any other model whose nested base is already in the cache (``tastebench train food
-    --grid ensembles`` fits them: hours for RankSVM and LightGBM), never fitted here."""
+    out-of-fold fit); the nested NNLS for ``ensemble_models`` (BT: 23,005 warm-started pair
+    fits, minutes) and for any other model whose nested base is already in the cache
+    (``tastebench train food --grid ensembles`` fits them: hours for RankSVM and LightGBM),
+    never fitted here. ``cv``: None = LOOCV, else the grouped K-fold of the supervised models
+    (:func:`.folds.fold_scheme`)."""
     cache = FitCache(cache_dir)
-    jobs = default_jobs(design)
+    jobs = default_jobs(design, cv=cv)
     fits = run_fits(design, jobs, cache, n_jobs)
     gemini = external_predictions(design, oof)
     fs = FeatureSet.parse(design.feature_set)
     for model in sorted(mdl.SUPERVISED, key=lambda m: (m not in ensemble_models, m)):
         fits += run_ensembles(
             design,
-            Job(model, fs),
+            Job(model, fs, cv=cv),
             gemini,
             "gemini",
             cache,
@@ -78,18 +100,6 @@ def default_model_fits(
             nnls_if_cached=model not in ensemble_models,
         )
     return fits
-
-
-def fit_ensemble_bases(
-    design: Design, cache_dir: Path | str, n_jobs: int = 2, models: Sequence[str] = mdl.SUPERVISED
-) -> list[FitResult]:
-    """``tastebench train food --grid ensembles``: the nested base (outer LOOCV + n(n-1)/2 pair
-    fits) of every supervised model into the cache, so the next build adds each model's NNLS
-    ensemble with Gemini (:func:`default_model_fits` reads them)."""
-    from warehouse.ranking.nested import nested_base
-
-    fs = FeatureSet.parse(design.feature_set)
-    return [nested_base(design, Job(m, fs), FitCache(cache_dir), n_jobs) for m in models]
 
 
 def oof_prediction_rows(
@@ -154,17 +164,21 @@ def fit_rows(fits: Sequence[FitResult]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def ablation_fit_rows(design: Design, cache_dir: Path | str) -> tuple[list[FitResult], int]:
+def ablation_fit_rows(
+    design: Design, cache_dir: Path | str, cv: GroupedKFold | None = None
+) -> tuple[list[FitResult], int]:
     """The ablation grid's fits already in the cache, and how many grid jobs are missing
     (``tastebench`` fills them; the build only reads)."""
-    jobs, _ = grid_jobs(design)
+    jobs, _ = grid_jobs(design, cv=cv)
     found, missing = cached_fits(design, jobs, FitCache(cache_dir))
     return found, len(missing)
 
 
-def ablation_metrics_rows(design: Design, cache_dir: Path | str, n_boot: int = 0) -> pl.DataFrame:
+def ablation_metrics_rows(
+    design: Design, cache_dir: Path | str, n_boot: int = 0, cv: GroupedKFold | None = None
+) -> pl.DataFrame:
     """``agg_ablation_metrics``: one row per cached grid fit with its metrics."""
-    found, _ = ablation_fit_rows(design, cache_dir)
+    found, _ = ablation_fit_rows(design, cache_dir, cv)
     if not found:
         return pl.DataFrame()
     return grid_metrics(design, found, n_boot=n_boot)
@@ -176,9 +190,10 @@ def run_ablation_grid(
     n_jobs: int = 2,
     supervised: Sequence[str] = mdl.SUPERVISED,
     distance: Sequence[str] = mdl.DISTANCE,
+    cv: GroupedKFold | None = None,
 ) -> list[FitResult]:
     """Fit every missing grid job into ``cache_dir`` (the CLI command; minutes, not seconds)."""
-    return run_grid(design, FitCache(cache_dir), n_jobs, supervised, distance)
+    return run_grid(design, FitCache(cache_dir), n_jobs, supervised, distance, cv)
 
 
 # --------------------------------------------------------------------------- dbt entry points
@@ -203,11 +218,11 @@ MAIN_C_AGGREGATION = "log"
 DEFAULT_ENSEMBLE_MODELS = ("bradley_terry",)
 MIN_ANALOGS_PER_CATEGORY = 5
 MAX_ANALOGS_DEFAULT_STAGE = int(project_var("food_models_max_analogs"))
-"""Above this many analogs the default stage does not run in the build: LOOCV costs n fits of
-every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public 215; 2.3M at a
-scale-10 simulation's 2,150), so a scaled bundle would take days. docs/scaling.md. The dbt var
-``food_models_max_analogs`` of dbt_project.yml (400; a build's ``--vars`` may override it, 0
-switches the stage off)."""
+"""LOOCV up to this many analogs, grouped K-fold above (:func:`.folds.fold_scheme`): LOOCV costs
+n fits of every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public 215;
+2.3M at a scale-10 simulation's 2,150, i.e. days), grouped K-fold k fits and k x k inner fits
+(:mod:`.folds`, docs/scaling.md). The dbt var ``food_models_max_analogs`` of dbt_project.yml
+(400; a build's ``--vars`` may override it, 0 switches the stage off)."""
 
 
 def ranking_cache_dir() -> Path:
@@ -304,19 +319,12 @@ def unfittable_reason(design: Design, max_analogs: int = MAX_ANALOGS_DEFAULT_STA
     """Why the default stage cannot run on ``design`` (None when it can): every category needs
     :data:`MIN_ANALOGS_PER_CATEGORY` analogs (the public design's smallest has 5). A tiny bundle
     (the test fixture: 3 + 2 analogs) leaves the ranking marts empty; its target-leak audit is
-    meaningless too (a 384-d block has columns at |r| >= .99 over 5 products by chance). A design
-    over :data:`MAX_ANALOGS_DEFAULT_STAGE` analogs (a scaled simulation) leaves them empty too:
-    the published protocols (LOOCV, nested pair fits) grow faster than linearly, and a scaled
-    variant (grouped K-fold, sampled inner fits) is not built yet. ``max_analogs`` = 0: the
-    stage is switched off (``tastebench build --no-food-models``)."""
+    meaningless too (a 384-d block has columns at |r| >= .99 over 5 products by chance). Size is
+    no reason: above ``max_analogs`` analogs (a scaled simulation) the stage runs grouped K-fold
+    instead of LOOCV (:func:`.folds.fold_scheme`). ``max_analogs`` = 0: the stage is switched
+    off (``tastebench build --no-food-models``)."""
     if max_analogs <= 0:
         return "the food-model stage is switched off (dbt var food_models_max_analogs = 0)"
-    if design.keys.height > max_analogs:
-        n = design.keys.height
-        return (
-            f"the design has {n} analogs (> {max_analogs}): LOOCV would take {n} "
-            f"fits a model and the nested ensembles {n * (n - 1) // 2} pair fits"
-        )
     counts = design.keys.group_by("category").len()
     small = counts.filter(pl.col("len") < MIN_ANALOGS_PER_CATEGORY).sort("category")
     if small.height:
@@ -348,8 +356,9 @@ def fct_food_oof_predictions(
 ) -> pl.DataFrame:
     """``marts.fct_food_oof_predictions``: the default stage's out-of-fold rows in the layout
     of ``fct_oof_predictions`` plus :data:`FIT_COLUMNS` (``dim_food_fits`` is read from them).
-    Fits are read from / written to ``cache_dir`` (default :func:`ranking_cache_dir`); empty
-    when :func:`unfittable_reason` gives a reason (``max_analogs``: its cap, 0 = off)."""
+    Fits are read from / written to ``cache_dir`` (default :func:`ranking_cache_dir`); LOOCV up
+    to ``max_analogs`` analogs, grouped K-fold above; empty when :func:`unfittable_reason` gives
+    a reason (``max_analogs`` = 0: off)."""
     if unfittable_reason(design, max_analogs) is not None:
         return pl.DataFrame(schema=FOOD_OOF_SCHEMA)
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
@@ -359,6 +368,7 @@ def fct_food_oof_predictions(
         cache_dir,
         default_n_jobs() if n_jobs is None else n_jobs,
         ensemble_models=ensemble_models,
+        cv=fold_scheme(design.n, max_analogs),
     )
     rows = oof_prediction_rows(design, fits, config_hash=True)
     info = (
@@ -457,7 +467,7 @@ def agg_ablation_metrics(
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
     found, n_missing = [], 0
     if unfittable_reason(design, max_analogs) is None:
-        found, n_missing = ablation_fit_rows(design, cache_dir)
+        found, n_missing = ablation_fit_rows(design, cache_dir, fold_scheme(design.n, max_analogs))
     table = (
         grid_metrics(design, found, n_boot=n_boot, seed=seed)
         if found
@@ -538,16 +548,17 @@ def train_food(
         raise WarehouseError(f"{db_path}: the design is too small to fit: {reason}.")
     cache_dir = ranking_cache_dir() if cache_dir is None else Path(cache_dir)
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
+    cv = fold_scheme(design.n, MAX_ANALOGS_DEFAULT_STAGE)
     t0 = time.perf_counter()
     if grid == "ablation":
-        _, skipped = grid_jobs(design)
-        fits = run_ablation_grid(design, cache_dir, n_jobs)
+        _, skipped = grid_jobs(design, cv=cv)
+        fits = run_ablation_grid(design, cache_dir, n_jobs, cv=cv)
     elif grid == "ensembles":
         skipped = []
-        fits = fit_ensemble_bases(design, cache_dir, n_jobs)
+        fits = fit_ensemble_bases(design, cache_dir, n_jobs, cv=cv)
     else:
         skipped = []
-        fits = default_model_fits(design, public_oof, cache_dir, n_jobs)
+        fits = default_model_fits(design, public_oof, cache_dir, n_jobs, cv=cv)
     n_fitted = sum(not f.from_cache for f in fits)
     return (
         f"{grid or 'default'} stage: {len(fits)} fits ({n_fitted} fitted, "

@@ -16,6 +16,16 @@ Meta-learners, for each held-out ``i``:
 * **rank average**: mean of the within-category percentile ranks (average ties, rank / n_c) of
   ``outer`` and ``ext``; **plain mean**: ``(outer + ext) / 2`` (no training).
 
+**Grouped K-fold** (a job with ``cv``, the build's protocol above ``food_models_max_analogs``
+analogs; :mod:`.folds`): ``outer[i]`` is the model's K-fold score of ``i``; for each outer fold
+``f`` an inner grouped K-fold (same K, seed and stratification) over ``f``'s training products
+gives ``inner[f, j]`` for every ``j`` outside ``f``: the score of ``j`` from the model trained on
+``f``'s training products minus ``j``'s inner fold (K x K fits instead of n (n - 1) / 2). The NNLS
+of fold ``f`` is fitted on the rows ``j`` outside ``f`` (features ``(inner[f, j], ext[j])``,
+target ``y[j]``) and predicts ``f``'s products from ``(outer[i], ext[i])``: no model behind a
+meta-row was trained on ``f``'s test products or on the row's own product (every inner fold runs
+:func:`.guards.check_fold` with ``f``'s test products as held rows).
+
 Speed: the pair fits run in fixed chunks on ``n_jobs`` loky workers (BLAS pinned to one thread;
 results do not depend on the worker count). For Bradley-Terry each pair fit starts Newton from
 the outer fit of ``min(i, j)`` mapped onto the pair fold's own scaler/PCA coordinates
@@ -30,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -38,7 +49,8 @@ from scipy.stats import rankdata
 
 from warehouse.ranking import models as mdl
 from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, library_versions
-from warehouse.ranking.design import Design, DesignError
+from warehouse.ranking.design import Design, DesignError, FeatureSet
+from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.loocv import (
     FitResult,
@@ -48,6 +60,7 @@ from warehouse.ranking.loocv import (
     make_fold,
     parallel_map,
     result_from_cache,
+    run_folds,
     run_loocv,
 )
 from warehouse.ranking.preprocess import fit_fold, weights_from_raw
@@ -69,6 +82,27 @@ def nnls_oof(outer: np.ndarray, inner: np.ndarray, ext: np.ndarray, y: np.ndarra
         w, _ = nnls(a, y[mask])
         weights[i] = w
         pred[i] = outer[i] * w[0] + ext[i] * w[1]
+    return pred, weights
+
+
+def nnls_kfold(
+    outer: np.ndarray, inner: np.ndarray, ext: np.ndarray, y: np.ndarray, fold_of: np.ndarray
+):
+    """Nested grouped K-fold NNLS: predictions and the weights ``(w_model, w_external)`` of
+    every outer fold (``inner``: (k, n), NaN on the fold's own products; ``fold_of``: the outer
+    fold of every row)."""
+    k = inner.shape[0]
+    pred = np.empty(len(outer))
+    weights = np.empty((k, 2))
+    for f in range(k):
+        test = fold_of == f
+        rows = ~test
+        a = np.column_stack([inner[f, rows], ext[rows]])
+        if not np.isfinite(a).all():
+            raise DesignError(f"nested K-fold: outer fold {f} lacks an inner score")
+        w, _ = nnls(a, y[rows])
+        weights[f] = w
+        pred[test] = outer[test] * w[0] + ext[test] * w[1]
     return pred, weights
 
 
@@ -136,14 +170,29 @@ def _nested_key(
     return cfg, ch, fit_id(ch, design.fingerprint(job.feature_set.block_names))
 
 
+def _nested_kfold_key(
+    design: Design, job: Job, outer_fit: FitResult
+) -> tuple[dict[str, object], str, str]:
+    cv = job.cv
+    cfg = {
+        "outer_config_hash": outer_fit.config_hash,
+        "protocol": "nested_grouped_kfold",
+        "cv": cv.config(),
+        "inner_cv": {**cv.config(), "over": "each outer fold's training products"},
+        "warm_start": "none",
+    }
+    ch = config_hash(cfg)
+    return cfg, ch, fit_id(ch, design.fingerprint(job.feature_set.block_names))
+
+
 def _nested_from_cache(job: Job, cfg, ch: str, fid: str, cache: FitCache) -> FitResult | None:
     got = cache.get(fid)
     if got is None:
         return None
     arrays, meta = got
     return FitResult(
-        job.model, job.feature_set.name, "nested_pairs", cfg, ch, fid, arrays["outer"], arrays,
-        meta, True,
+        job.model, job.feature_set.name, str(cfg["protocol"]), cfg, ch, fid, arrays["outer"],
+        arrays, meta, True,
     )  # fmt: skip
 
 
@@ -155,6 +204,8 @@ def cached_nested_base(design: Design, job: Job, cache: FitCache) -> FitResult |
     outer_fit = result_from_cache(job, cfg, ch, fid, cache)
     if outer_fit is None:
         return None
+    if job.cv is not None:
+        return _nested_from_cache(job, *_nested_kfold_key(design, job, outer_fit), cache)
     use_warm = job.model == "bradley_terry" and "raw_weights" in outer_fit.arrays
     return _nested_from_cache(job, *_nested_key(design, job, outer_fit, use_warm), cache)
 
@@ -167,8 +218,11 @@ def nested_base(
     audit: bool = True,
     warm_start: bool = True,
 ) -> FitResult:
-    """``outer`` (n,) and ``inner`` (n, n; NaN diagonal) of ``job`` (a supervised model)."""
+    """``outer`` (n,) and ``inner`` (n, n; NaN diagonal) of ``job`` (a supervised model); for
+    a grouped K-fold job :func:`nested_kfold_base` (``inner`` (k, n))."""
     cache = cache or FitCache(None)
+    if job.cv is not None:
+        return nested_kfold_base(design, job, cache, n_jobs, audit)
     (outer_fit,) = run_loocv(design, [job], cache, n_jobs, audit)
     use_warm = warm_start and job.model == "bradley_terry" and "raw_weights" in outer_fit.arrays
     cfg, ch, fid = _nested_key(design, job, outer_fit, use_warm)
@@ -217,6 +271,65 @@ def nested_base(
         job.model,
         job.feature_set.name,
         "nested_pairs",
+        cfg,
+        ch,
+        fid,
+        outer_fit.predictions,
+        arrays,
+        meta,
+        False,
+    )
+
+
+def nested_kfold_base(
+    design: Design, job: Job, cache: FitCache, n_jobs: int = 2, audit: bool = True
+) -> FitResult:
+    """``outer`` (n,), ``inner`` (k, n) and ``outer_fold`` (n,) of a grouped K-fold ``job``:
+    an inner grouped K-fold over each outer fold's training products (module docstring)."""
+    cv = job.cv
+    (outer_fit,) = run_loocv(design, [job], cache, n_jobs, audit)
+    cfg, ch, fid = _nested_kfold_key(design, job, outer_fit)
+    hit = _nested_from_cache(job, cfg, ch, fid, cache)
+    if hit is not None:
+        return hit
+    names = job.feature_set.block_names
+    cat = design.category_index
+    outer = cv.folds(cat)
+    specs = []
+    for f, (train_o, test_o) in enumerate(outer):
+        for g, (tr, te) in enumerate(cv.folds(cat[train_o])):
+            where = f"nested K-fold outer fold {f} inner fold {g}"
+            specs.append((f * cv.k + g, train_o[tr], train_o[te], test_o, where))
+    spec = [(job.model, job.config()["settings"], names)]
+    t0 = time.perf_counter()
+    folds = run_folds(design_payload(design, names), spec, specs, n_jobs, audit, cv.k)
+    wall = time.perf_counter() - t0
+    inner = np.full((cv.k, design.n), np.nan)
+    for key, test, _, res in folds:
+        inner[key // cv.k, test] = res[0][0]
+    fold_of = np.empty(design.n, dtype=np.int64)
+    for f, (_, test_o) in enumerate(outer):
+        fold_of[test_o] = f
+    arrays = {"outer": outer_fit.predictions, "inner": inner, "outer_fold": fold_of}
+    meta = fit_record(
+        job.model,
+        job.feature_set.name,
+        "nested_grouped_kfold",
+        cfg,
+        ch,
+        library_versions(),
+        design.n,
+        design.data_origin,
+        n_inner_fits=len(specs),
+        run_wall_seconds=wall,
+        newton_steps=int(sum(res[0][1] for *_, res in folds)),
+        n_jobs=n_jobs,
+    )
+    cache.put(fid, arrays, meta)
+    return FitResult(
+        job.model,
+        job.feature_set.name,
+        "nested_grouped_kfold",
         cfg,
         ch,
         fid,
@@ -294,8 +407,22 @@ def run_ensembles(
             if kind == "nnls"
             else None,
         }
+        if job.cv is not None:  # LOOCV configurations (and fit ids) stay as they were
+            cfg["cv"] = job.cv.config()
         arrays: dict[str, np.ndarray] = {}
-        if kind == "nnls":
+        if kind == "nnls" and job.cv is not None:
+            fold_of = base.arrays["outer_fold"]
+            pred, w = nnls_kfold(
+                base.arrays["outer"], base.arrays["inner"], external, design.target, fold_of
+            )
+            arrays["nnls_weights"] = w[fold_of]  # one row per analog: its outer fold's weights
+            cfg["meta"] = {
+                "solver": "scipy.optimize.nnls",
+                "intercept": False,
+                "target": "panel_mean",
+                "rows": "the outer fold's training products (inner K-fold scores)",
+            }
+        elif kind == "nnls":
             pred, w = nnls_oof(base.arrays["outer"], base.arrays["inner"], external, design.target)
             arrays["nnls_weights"] = w
             cfg["meta"] = {
@@ -315,7 +442,7 @@ def run_ensembles(
         meta: Mapping[str, object] = fit_record(
             name,
             job.feature_set.name,
-            "nested_loocv" if kind == "nnls" else "loocv",
+            ("nested_" if kind == "nnls" else "") + job.protocol,
             cfg,
             ch,
             library_versions(),
@@ -337,3 +464,18 @@ def run_ensembles(
             )
         )
     return out
+
+
+def fit_ensemble_bases(
+    design: Design,
+    cache_dir: Path | str,
+    n_jobs: int = 2,
+    models: Sequence[str] = mdl.SUPERVISED,
+    cv: GroupedKFold | None = None,
+) -> list[FitResult]:
+    """``tastebench train food --grid ensembles``: the nested base (outer LOOCV + n(n-1)/2 pair
+    fits; with ``cv`` the nested grouped K-fold) of every supervised model into the cache, so the
+    next build adds each model's NNLS ensemble with Gemini (``marts.default_model_fits`` reads
+    them through :func:`cached_nested_base`)."""
+    fs = FeatureSet.parse(design.feature_set)
+    return [nested_base(design, Job(m, fs, cv=cv), FitCache(cache_dir), n_jobs) for m in models]

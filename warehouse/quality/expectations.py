@@ -159,7 +159,7 @@ class DeidentificationGuards(TableMetricProvider):
     ):
         from warehouse.quality import guards
 
-        df = _frame(execution_engine, metric_domain_kwargs)
+        df = guards.as_polars(_frame(execution_engine, metric_domain_kwargs))  # once, not per rule
         ctx = GUARD_CONTEXTS[metric_value_kwargs["context_key"]]
         table = metric_value_kwargs["table_name"]
         out = {}

@@ -16,7 +16,9 @@ Every stage runs in a child process of its own, so its peak resident memory is t
    ``intermediate``, ``marts.benchmark``, ``marts.human_baseline``, ``marts.metrics``,
    ``marts.molecular`` and ``marts.other`` (any mart folder not named; the food models when they
    land);
-4. ``quality_gate``: the GX suites and de-identification guards on the file.
+4. ``quality_gate``: the GX suites and de-identification guards on the file (big tables in
+   row batches, ``warehouse.quality.batched``); its three heaviest steps (a suite or the guards,
+   each step's own peak resident memory) are recorded with it.
 
 Each stage's address space is capped (``--max-memory-gb``, default 16 of the machine's 24 GB):
 the machine is shared, and a stage that would need more fails with ``MemoryError`` (recorded
@@ -85,13 +87,29 @@ print(json.dumps({"read_validate_s": t1 - t0, "load_raw_s": t2 - t1,
 """
 
 GATE_CHILD = """
-import sys
+import json, sys, time
 from pathlib import Path
 from warehouse.config import load_settings
 from warehouse.quality.runner import run_quality
+def hwm():  # peak RSS (MB) since the last reset; reset between the gate's steps
+    line = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+    return int(line.split()[1]) / 1024
+def reset():
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+state = {"step": "start", "t": time.perf_counter()}
+def step(name):
+    print("GATE_STEP " + json.dumps({"step": state["step"], "peak_mb": round(hwm()),
+          "seconds": round(time.perf_counter() - state["t"], 1)}), flush=True)
+    reset()
+    state.update(step=name, t=time.perf_counter())
+reset()
 settings = load_settings()
 result = run_quality(Path(sys.argv[1]), manifest=Path(sys.argv[2]), write_table=True,
-                     settings=settings, trigger="benchmark")
+                     settings=settings, trigger="benchmark", log=step)
+step("end")
 print("ok" if result.success else result.failure_message())
 """
 
@@ -204,7 +222,15 @@ def measure_scale(
             r["unique_id"].split(".")[-1]: round(r["execution_time"], 2) for r in top
         }
     manifest = root / "dbt" / "target" / "manifest.json"
-    step("quality_gate", [sys.executable, "-c", GATE_CHILD, str(db), str(manifest)])
+    if step("quality_gate", [sys.executable, "-c", GATE_CHILD, str(db), str(manifest)]):
+        # the gate's heaviest steps (its suites and guards; peak RSS of each step on its own)
+        lines = (root / "quality_gate.log").read_text(errors="replace").splitlines()
+        steps = [json.loads(x.split(" ", 1)[1]) for x in lines if x.startswith("GATE_STEP ")]
+        top = sorted(steps, key=lambda x: -x["peak_mb"])[:3]
+        stages["quality_gate"]["top_steps"] = {
+            x["step"].removeprefix("validating "): x["peak_mb"] for x in top
+        }
+        save(result)
     result["db_mb"] = db.stat().st_size / 1e6
     return result
 
@@ -270,6 +296,9 @@ def write_doc(results: dict[str, dict], doc: Path) -> None:
             if st.get("top_nodes"):
                 tops = ", ".join(f"{k} {v:.1f} s" for k, v in st["top_nodes"].items())
                 parts.append(f"slowest nodes {tops}")
+            if st.get("top_steps"):
+                tops = ", ".join(f"{k} {v:.0f} MB" for k, v in st["top_steps"].items())
+                parts.append(f"heaviest steps (peak of each) {tops}")
             if st["status"] != "ok":
                 tail = re.sub(r"\x1b\[[0-9;]*m", "", " / ".join(st["tail"][-3:]))
                 parts.append(f"{st['status']}: `{tail}`")

@@ -173,7 +173,8 @@ def validate_in_batches(
     stash: list[pd.DataFrame] = []  # example rows of failed batches (a few per expectation)
 
     offset, n_batches = 0, 0
-    reader = con.cursor().sql(query).to_arrow_reader(batch_rows)
+    cursor = con.cursor()  # the stream has a connection of its own (DuckDB: one result each)
+    reader = cursor.sql(query).to_arrow_reader(batch_rows)
     for record_batch in reader:
         frame = pl.from_arrow(record_batch)
         if not isinstance(frame, pl.DataFrame) or frame.is_empty():
@@ -227,6 +228,7 @@ def validate_in_batches(
             if rows.height:
                 dup_rows[cols].append(rows)
         offset += frame.height
+    cursor.close()
 
     # the unique expectations: GX on the rows with a duplicated key (with their row numbers)
     for key in order:

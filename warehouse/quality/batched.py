@@ -183,8 +183,11 @@ def validate_in_batches(
         batch = gx_batch(frame, masked=masked)
         batch.index = pd.RangeIndex(offset, offset + frame.height)
         validation = gxr.validate(batch, suite, params)
+        seen: dict[str, int] = {}  # the same expectation twice in a suite: two keys
         for r in validation.results:
-            key = _config_key(r.expectation_config)
+            base = _config_key(r.expectation_config)
+            seen[base] = seen.get(base, 0) + 1
+            key = f"{base}#{seen[base]}"
             kind = combine_kind_of(r.expectation_config.type)
             result = dict(r.result or {})
             if key not in configs:
@@ -276,7 +279,8 @@ def validate_in_batches(
         elif kind == "schema":
             ok = success[key]
         else:
-            ok = _map_success(res, float(kw.get("mostly", 1.0) or 1.0))
+            mostly = kw.get("mostly")
+            ok = _map_success(res, 1.0 if mostly is None else float(mostly))
         results.append(
             SimpleNamespace(expectation_config=cfg, result=res, success=ok, exception_info={})
         )

@@ -58,13 +58,13 @@ DBT_STAGES: list[tuple[str, list[str]]] = [
     ("intermediate", ["--select", "intermediate"]),
     ("marts.benchmark", ["--select", "marts.benchmark"]),
     ("marts.human_baseline", ["--select", "marts.human_baseline"]),
-    ("marts.metrics", ["--select", "marts.metrics"]),
     ("marts.molecular", ["--select", "marts.molecular"]),
-    (
+    (  # the feature and ranking marts (the food models): before metrics, which reads them
         "marts.other",
         ["--select", "marts", "--exclude", "marts.benchmark", "marts.human_baseline",
          "marts.metrics", "marts.molecular"],
     ),
+    ("marts.metrics", ["--select", "marts.metrics"]),
 ]  # fmt: skip
 BEGIN, END = "<!-- scale.py:begin -->", "<!-- scale.py:end -->"
 
@@ -177,8 +177,10 @@ def measure_scale(
     previous: dict | None = None,
     save=lambda result: None,
     max_memory_gb: float = 0,
+    resume: bool = False,
 ) -> dict:
-    """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured)."""
+    """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured).
+    ``resume``: keep the stages ``previous`` measured ok and the file they built, run the rest."""
     apply_quiet_env()
     root = work / f"scale{scale}"
     root.mkdir(parents=True, exist_ok=True)
@@ -188,7 +190,19 @@ def measure_scale(
     stages: dict[str, dict] = {}
     result = {"scale": scale, "stages": stages}
 
+    kept = {
+        n: st
+        for n, st in (previous or {}).get("stages", {}).items()
+        if resume and st["status"] == "ok" and db.exists()
+    }
+    if kept and "ratings" in (previous or {}):
+        result["ratings"] = previous["ratings"]
+
     def step(name: str, cmd: list[str]) -> bool:
+        if name in kept:  # measured by the run this one resumes
+            stages[name] = kept[name]
+            log(f"scale {scale}: {name} kept from the resumed run")
+            return True
         log(f"scale {scale}: {name}")
         stages[name] = run_child(cmd, env, timeout, root / f"{name}.log", max_memory_gb)
         s = stages[name]
@@ -202,12 +216,14 @@ def measure_scale(
             stages["simulate"] = previous["stages"]["simulate"]  # the bundle of that run
     elif not step("simulate", simulate):
         return result
-    db.unlink(missing_ok=True)
+    if "read_validate+load_raw" not in kept:
+        db.unlink(missing_ok=True)
     if not step("read_validate+load_raw", [sys.executable, "-c", LOAD_CHILD, str(bundle), str(db)]):
         return result
-    split = json.loads(stages["read_validate+load_raw"]["tail"][-1])
-    result["ratings"] = split.pop("ratings")
-    stages["read_validate+load_raw"].update(split)
+    if "read_validate+load_raw" not in kept:
+        split = json.loads(stages["read_validate+load_raw"]["tail"][-1])
+        result["ratings"] = split.pop("ratings")
+        stages["read_validate+load_raw"].update(split)
     vars_args = ["--vars", json.dumps({"simulation_scale": scale})] if scale > 1 else []
     for name, select in DBT_STAGES:
         # tests run with the stage that builds their last parent (buildable), not with a seed
@@ -215,6 +231,8 @@ def measure_scale(
         cmd = dbt_command(["build", *select, *indirect, *vars_args], settings, root)
         if not step(name, cmd):
             return result
+        if name in kept:
+            continue
         run_results = root / "dbt" / "target" / "run_results.json"
         nodes = json.loads(run_results.read_text())["results"]
         top = sorted(nodes, key=lambda r: -r.get("execution_time", 0))[:3]
@@ -319,6 +337,11 @@ def main() -> None:
     parser.add_argument("--stage-timeout", type=float, default=3600)
     parser.add_argument("--doc", type=Path, default=REPO / "docs" / "scaling.md")
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the stages a stopped run of the same scale measured ok (and its file)",
+    )
+    parser.add_argument(
         "--max-memory-gb", type=float, default=16, help="address-space cap per stage (0: none)"
     )
     args = parser.parse_args()
@@ -344,6 +367,7 @@ def main() -> None:
             results.get(str(scale)),
             save,
             args.max_memory_gb,
+            args.resume,
         )
         save(r)
     print("\n".join(stage_rows(results)))

@@ -16,7 +16,9 @@ Every stage runs in a child process of its own, so its peak resident memory is t
    ``intermediate``, ``marts.benchmark``, ``marts.human_baseline``, ``marts.metrics``,
    ``marts.molecular`` and ``marts.other`` (any mart folder not named; the food models when they
    land);
-4. ``quality_gate``: the GX suites and de-identification guards on the file.
+4. ``quality_gate``: the GX suites and de-identification guards on the file (big tables in
+   row batches, ``warehouse.quality.batched``); its three heaviest steps (a suite or the guards,
+   each step's own peak resident memory) are recorded with it.
 
 Each stage's address space is capped (``--max-memory-gb``, default 16 of the machine's 24 GB):
 the machine is shared, and a stage that would need more fails with ``MemoryError`` (recorded
@@ -56,13 +58,13 @@ DBT_STAGES: list[tuple[str, list[str]]] = [
     ("intermediate", ["--select", "intermediate"]),
     ("marts.benchmark", ["--select", "marts.benchmark"]),
     ("marts.human_baseline", ["--select", "marts.human_baseline"]),
-    ("marts.metrics", ["--select", "marts.metrics"]),
     ("marts.molecular", ["--select", "marts.molecular"]),
-    (
+    (  # the feature and ranking marts (the food models): before metrics, which reads them
         "marts.other",
         ["--select", "marts", "--exclude", "marts.benchmark", "marts.human_baseline",
          "marts.metrics", "marts.molecular"],
     ),
+    ("marts.metrics", ["--select", "marts.metrics"]),
 ]  # fmt: skip
 BEGIN, END = "<!-- scale.py:begin -->", "<!-- scale.py:end -->"
 
@@ -85,13 +87,29 @@ print(json.dumps({"read_validate_s": t1 - t0, "load_raw_s": t2 - t1,
 """
 
 GATE_CHILD = """
-import sys
+import json, sys, time
 from pathlib import Path
 from warehouse.config import load_settings
 from warehouse.quality.runner import run_quality
+def hwm():  # peak RSS (MB) since the last reset; reset between the gate's steps
+    line = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+    return int(line.split()[1]) / 1024
+def reset():
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+state = {"step": "start", "t": time.perf_counter()}
+def step(name):
+    print("GATE_STEP " + json.dumps({"step": state["step"], "peak_mb": round(hwm()),
+          "seconds": round(time.perf_counter() - state["t"], 1)}), flush=True)
+    reset()
+    state.update(step=name, t=time.perf_counter())
+reset()
 settings = load_settings()
 result = run_quality(Path(sys.argv[1]), manifest=Path(sys.argv[2]), write_table=True,
-                     settings=settings, trigger="benchmark")
+                     settings=settings, trigger="benchmark", log=step)
+step("end")
 print("ok" if result.success else result.failure_message())
 """
 
@@ -159,8 +177,10 @@ def measure_scale(
     previous: dict | None = None,
     save=lambda result: None,
     max_memory_gb: float = 0,
+    resume: bool = False,
 ) -> dict:
-    """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured)."""
+    """Every stage at ``scale``; ``save(result)`` after each (a long run keeps what it measured).
+    ``resume``: keep the stages ``previous`` measured ok and the file they built, run the rest."""
     apply_quiet_env()
     root = work / f"scale{scale}"
     root.mkdir(parents=True, exist_ok=True)
@@ -170,7 +190,19 @@ def measure_scale(
     stages: dict[str, dict] = {}
     result = {"scale": scale, "stages": stages}
 
+    kept = {
+        n: st
+        for n, st in (previous or {}).get("stages", {}).items()
+        if resume and st["status"] == "ok" and db.exists()
+    }
+    if kept and "ratings" in (previous or {}):
+        result["ratings"] = previous["ratings"]
+
     def step(name: str, cmd: list[str]) -> bool:
+        if name in kept:  # measured by the run this one resumes
+            stages[name] = kept[name]
+            log(f"scale {scale}: {name} kept from the resumed run")
+            return True
         log(f"scale {scale}: {name}")
         stages[name] = run_child(cmd, env, timeout, root / f"{name}.log", max_memory_gb)
         s = stages[name]
@@ -184,12 +216,14 @@ def measure_scale(
             stages["simulate"] = previous["stages"]["simulate"]  # the bundle of that run
     elif not step("simulate", simulate):
         return result
-    db.unlink(missing_ok=True)
+    if "read_validate+load_raw" not in kept:
+        db.unlink(missing_ok=True)
     if not step("read_validate+load_raw", [sys.executable, "-c", LOAD_CHILD, str(bundle), str(db)]):
         return result
-    split = json.loads(stages["read_validate+load_raw"]["tail"][-1])
-    result["ratings"] = split.pop("ratings")
-    stages["read_validate+load_raw"].update(split)
+    if "read_validate+load_raw" not in kept:
+        split = json.loads(stages["read_validate+load_raw"]["tail"][-1])
+        result["ratings"] = split.pop("ratings")
+        stages["read_validate+load_raw"].update(split)
     vars_args = ["--vars", json.dumps({"simulation_scale": scale})] if scale > 1 else []
     for name, select in DBT_STAGES:
         # tests run with the stage that builds their last parent (buildable), not with a seed
@@ -197,6 +231,8 @@ def measure_scale(
         cmd = dbt_command(["build", *select, *indirect, *vars_args], settings, root)
         if not step(name, cmd):
             return result
+        if name in kept:
+            continue
         run_results = root / "dbt" / "target" / "run_results.json"
         nodes = json.loads(run_results.read_text())["results"]
         top = sorted(nodes, key=lambda r: -r.get("execution_time", 0))[:3]
@@ -204,9 +240,26 @@ def measure_scale(
             r["unique_id"].split(".")[-1]: round(r["execution_time"], 2) for r in top
         }
     manifest = root / "dbt" / "target" / "manifest.json"
-    step("quality_gate", [sys.executable, "-c", GATE_CHILD, str(db), str(manifest)])
+    if step("quality_gate", [sys.executable, "-c", GATE_CHILD, str(db), str(manifest)]):
+        # the gate's heaviest steps (its suites and guards; peak RSS of each step on its own)
+        lines = (root / "quality_gate.log").read_text(errors="replace").splitlines()
+        steps = [json.loads(x.split(" ", 1)[1]) for x in lines if x.startswith("GATE_STEP ")]
+        gate_summary(stages["quality_gate"], steps, lines)
+        save(result)
     result["db_mb"] = db.stat().st_size / 1e6
     return result
+
+
+def gate_summary(stage: dict, steps: list[dict], lines: list[str]) -> None:
+    """The gate stage's heaviest steps, its true peak and its verdict. Resetting the peak between
+    steps (``clear_refs``) also resets the child's ``ru_maxrss``, so the stage's peak is the
+    largest step peak; the verdict is the gate's own (the child exits 0 either way)."""
+    top = sorted(steps, key=lambda x: -x["peak_mb"])[:3]
+    stage["top_steps"] = {x["step"].removeprefix("validating "): x["peak_mb"] for x in top}
+    stage["peak_mb"] = max([stage["peak_mb"], *(x["peak_mb"] for x in steps)])
+    after = [x for x in lines if not x.startswith("GATE_STEP ")]
+    tail = [x.strip() for x in after[-4:] if x.strip()]
+    stage["verdict"] = "passed" if tail[-1:] == ["ok"] else "failed: " + " / ".join(tail)
 
 
 def stage_rows(results: dict[str, dict]) -> list[str]:
@@ -270,6 +323,11 @@ def write_doc(results: dict[str, dict], doc: Path) -> None:
             if st.get("top_nodes"):
                 tops = ", ".join(f"{k} {v:.1f} s" for k, v in st["top_nodes"].items())
                 parts.append(f"slowest nodes {tops}")
+            if st.get("top_steps"):
+                tops = ", ".join(f"{k} {v:.0f} MB" for k, v in st["top_steps"].items())
+                parts.append(f"heaviest steps (peak of each) {tops}")
+            if st.get("verdict"):
+                parts.append(f"gate verdict {st['verdict']}")
             if st["status"] != "ok":
                 tail = re.sub(r"\x1b\[[0-9;]*m", "", " / ".join(st["tail"][-3:]))
                 parts.append(f"{st['status']}: `{tail}`")
@@ -289,6 +347,11 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "build" / "bench" / "scale.json")
     parser.add_argument("--stage-timeout", type=float, default=3600)
     parser.add_argument("--doc", type=Path, default=REPO / "docs" / "scaling.md")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the stages a stopped run of the same scale measured ok (and its file)",
+    )
     parser.add_argument(
         "--max-memory-gb", type=float, default=16, help="address-space cap per stage (0: none)"
     )
@@ -315,6 +378,7 @@ def main() -> None:
             results.get(str(scale)),
             save,
             args.max_memory_gb,
+            args.resume,
         )
         save(r)
     print("\n".join(stage_rows(results)))

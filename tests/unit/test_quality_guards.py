@@ -462,3 +462,31 @@ def test_release_dir_duckdb_file_is_guarded_table_by_table(ctx, products, tmp_pa
     (tmp_path / "public.duckdb").write_bytes(b"not a database")
     with pytest.raises(guards.GuardError, match="public.duckdb cannot be opened"):
         guards.guard_release_dir(tmp_path, ctx)
+
+
+def test_same_person_share_counts_pairs_without_forming_them() -> None:
+    """The cross-block same-person share (dense per-block numbers) equals the share over the
+    explicit pairs (the self-join it replaces, quadratic in the rows per value), nulls and NaN
+    persons included."""
+    import numpy as np
+    import polars as pl
+
+    from warehouse.quality.guards.panelists import _same_person_share
+
+    rng = np.random.default_rng(42)
+    n = 400
+    p = rng.integers(0, 30, n).astype(float)
+    p[rng.random(n) < 0.05] = np.nan
+    df = pl.DataFrame(
+        {
+            "v": pl.Series(rng.integers(0, 8, n).astype(str)).scatter([3, 9], None),
+            "b": [f"c:{x}" for x in rng.integers(0, 12, n)],
+            "p": p,
+        }
+    ).with_columns(pl.when(pl.int_range(pl.len()) % 50 == 7).then(None).otherwise("p").alias("p"))
+    pairs = df.join(df, on="v", suffix="_y").filter(pl.col("b") < pl.col("b_y"))
+    expected = float((pairs["p"] == pairs["p_y"]).mean())
+    assert 0 < expected < 1
+    assert _same_person_share(df) == pytest.approx(expected, abs=1e-12)
+    one_block = df.with_columns(b=pl.lit("c:1"))
+    assert _same_person_share(one_block) is None

@@ -96,9 +96,14 @@ class TableGroupRowCounts(TableMetricProvider):
         runtime_configuration,
     ):
         df = _frame(execution_engine, metric_domain_kwargs)
-        cols = list(metric_value_kwargs["group_by"])
-        counts = df.groupby(cols, dropna=False).size()
-        return {_group_key(k): int(v) for k, v in counts.items()}
+        return group_row_counts(df, list(metric_value_kwargs["group_by"]))
+
+
+def group_row_counts(df: pd.DataFrame, cols: list[str]) -> dict[str, int]:
+    """Rows per group of ``cols`` (nulls are a group), keyed by :func:`_group_key`; additive over
+    row batches (``warehouse.quality.batched`` sums it)."""
+    counts = df.groupby(cols, dropna=False).size()
+    return {_group_key(k): int(v) for k, v in counts.items()}
 
 
 def _group_key(k) -> str:
@@ -154,7 +159,7 @@ class DeidentificationGuards(TableMetricProvider):
     ):
         from warehouse.quality import guards
 
-        df = _frame(execution_engine, metric_domain_kwargs)
+        df = guards.as_polars(_frame(execution_engine, metric_domain_kwargs))  # once, not per rule
         ctx = GUARD_CONTEXTS[metric_value_kwargs["context_key"]]
         table = metric_value_kwargs["table_name"]
         out = {}
@@ -233,26 +238,32 @@ class ExpectGroupRowCountsToEqual(BatchExpectation):
     args_keys: ClassVar[tuple[str, ...]] = ("group_by",)
 
     def _validate(self, metrics, runtime_configuration=None, execution_engine=None):
-        kw = self._get_success_kwargs()
-        observed: dict[str, int] = metrics["table.group_row_counts"]
-        if kw.get("value") is not None:
-            expected = {k: int(kw["value"]) for k in observed} or {"(any group)": int(kw["value"])}
-        else:
-            expected = {str(k): int(v) for k, v in (kw.get("expected_counts") or {}).items()}
-        keys = sorted(set(expected) | set(observed))
-        bad = [
-            {"group": k, "expected": expected.get(k, 0), "observed": observed.get(k, 0)}
-            for k in keys
-            if expected.get(k, 0) != observed.get(k, 0)
-        ]
-        return {
-            "success": not bad,
-            "result": {
-                "observed_value": f"{len(observed)} group(s), {len(bad)} with another row count",
-                "unexpected_count": len(bad),
-                "partial_unexpected_list": bad[:EXAMPLE_ROWS],
-            },
+        return group_counts_outcome(metrics["table.group_row_counts"], self._get_success_kwargs())
+
+
+def group_counts_outcome(observed: dict[str, int], kwargs: dict) -> dict:
+    """Success and result of :class:`ExpectGroupRowCountsToEqual` for the observed rows per group
+    (``kwargs``: its resolved ``expected_counts`` / ``value``)."""
+    if kwargs.get("value") is not None:
+        expected = {k: int(kwargs["value"]) for k in observed} or {
+            "(any group)": int(kwargs["value"])
         }
+    else:
+        expected = {str(k): int(v) for k, v in (kwargs.get("expected_counts") or {}).items()}
+    keys = sorted(set(expected) | set(observed))
+    bad = [
+        {"group": k, "expected": expected.get(k, 0), "observed": observed.get(k, 0)}
+        for k in keys
+        if expected.get(k, 0) != observed.get(k, 0)
+    ]
+    return {
+        "success": not bad,
+        "result": {
+            "observed_value": f"{len(observed)} group(s), {len(bad)} with another row count",
+            "unexpected_count": len(bad),
+            "partial_unexpected_list": bad[:EXAMPLE_ROWS],
+        },
+    }
 
 
 class ExpectTableColumnKindsToMatch(BatchExpectation):
@@ -316,4 +327,6 @@ __all__ = [
     "ExpectTableToPassDeidentificationGuards",
     "GUARD_CONTEXTS",
     "column_kind",
+    "group_counts_outcome",
+    "group_row_counts",
 ]

@@ -54,6 +54,7 @@ class SuiteResult:
     rows: list[CheckRow] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    batches: int = 0  # GX batches of a big table (warehouse.quality.batched); 0: the whole table
 
     @property
     def success(self) -> bool:

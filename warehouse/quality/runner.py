@@ -26,6 +26,7 @@ import polars as pl
 
 from warehouse.config import REPO_ROOT, Settings, apply_quiet_env
 from warehouse.quality import QualityError
+from warehouse.quality.batched import BATCH_ROWS, validate_in_batches
 from warehouse.quality.results import (
     EXAMPLE_LIMIT,
     CheckRow,
@@ -119,20 +120,26 @@ def _read(con, sql: str) -> pl.DataFrame:
     return con.sql(sql).pl()
 
 
-def gx_batch(frame: pl.DataFrame) -> pd.DataFrame:
+def gx_batch(frame: pl.DataFrame, masked: set[str] | None = None) -> pd.DataFrame:
     """The pandas batch GX validates (the GX boundary), typed as DuckDB's ``.df()`` types it, so
     the checks see what they saw before: an integer or boolean column with nulls becomes a pandas
     masked column (``Int32``, ``boolean``...), never float or object; everything else is polars'
-    ``to_pandas``."""
+    ``to_pandas``. ``masked``: columns masked even without a null here (a batch of a table that
+    has nulls in them elsewhere, :mod:`warehouse.quality.batched`)."""
     out = frame.to_pandas()
     for name, dtype in frame.schema.items():
-        if frame[name].null_count() and (dtype.is_integer() or dtype == pl.Boolean):
+        has_null = frame[name].null_count() or name in (masked or ())
+        if has_null and (dtype.is_integer() or dtype == pl.Boolean):
             masked = "boolean" if dtype == pl.Boolean else str(dtype)  # Int32 -> pandas Int32
             out[name] = pd.array(frame[name].to_list(), dtype=masked)
     return out
 
 
-def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteResult:
+def run_suite_module(
+    gxr: _GX, con, mod: ModuleType, data_origin: str, batch_rows: int = BATCH_ROWS
+) -> SuiteResult:
+    """One suite on its model: the whole table as one GX batch, or, above ``batch_rows`` rows,
+    batch by batch with the results combined exactly (:mod:`warehouse.quality.batched`)."""
     t0 = time.perf_counter()
     model = str(mod.MODEL)
     result = SuiteResult(suite=model, model=model, kind="suite")
@@ -140,11 +147,17 @@ def run_suite_module(gxr: _GX, con, mod: ModuleType, data_origin: str) -> SuiteR
         suite = mod.build_suite()
         result.suite = suite.name
         query = getattr(mod, "QUERY", None) or f"select * from {model}"
-        frame = gx_batch(_read(con, query))  # the GX boundary
         params = mod.parameters(con) if hasattr(mod, "parameters") else {}
         skipped = _skip_scale(suite, data_origin)
-        validation = gxr.validate(frame, suite, params)
-        result.rows = rows_from_validation(result.suite, model, "suite", validation, frame)
+        ((n_rows,),) = con.execute(f"select count(*) from ({query})").fetchall()
+        if batch_rows and n_rows > batch_rows:
+            result.rows, result.batches = validate_in_batches(
+                gxr, con, suite, query, params, batch_rows, model
+            )
+        else:
+            frame = gx_batch(_read(con, query))  # the GX boundary
+            validation = gxr.validate(frame, suite, params)
+            result.rows = rows_from_validation(result.suite, model, "suite", validation, frame)
         result.rows += skipped
     except Exception as exc:  # a missing table or a broken suite fails this suite only
         result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -294,6 +307,7 @@ def run_quality(
     public_tables: Iterable[str] | None = None,
     published_as: Path | None = None,
     log: Callable[[str], None] | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> QualityResult:
     """Validate every suite and guard against ``db_path``.
 
@@ -304,7 +318,8 @@ def run_quality(
     public tables are the models it declares ``meta.data_access: public``
     (:mod:`warehouse.quality.governance`) unless ``public_tables`` overrides them.
     ``published_as``: the path recorded in the result/history (the build validates its staging
-    file, which is published under the live path).
+    file, which is published under the live path). ``batch_rows``: a model with more rows is
+    validated in batches of this many rows (:mod:`warehouse.quality.batched`; 0: never).
     """
     import duckdb
 
@@ -333,7 +348,7 @@ def run_quality(
         with use_settings(settings):
             for mod in load_suite_modules():
                 say(f"validating {mod.MODEL}")
-                suites.append(run_suite_module(gxr, con, mod, origin))
+                suites.append(run_suite_module(gxr, con, mod, origin, batch_rows))
         timings["suites_s"] = time.perf_counter() - t
         say("running de-identification guards")
         t = time.perf_counter()

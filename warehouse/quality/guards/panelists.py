@@ -157,8 +157,24 @@ def check_cross_block_key(table: str, frame, ctx: GatedContext) -> list[GuardVio
 
 
 def _same_person_share(df: pl.DataFrame) -> float | None:
-    pairs = df.select("v", "b", "p").join(df.select("v", "b", "p"), on="v", suffix="_y")
-    pairs = pairs.filter(pl.col("b") < pl.col("b_y"))
-    if pairs.is_empty():
+    """Of the pairs of rows with equal ``v`` in different blocks ``b``, the share whose person
+    ``p`` is the same (None without such pairs). Counted per group, never materialized: the pairs
+    grow with the square of the rows per value (~10^9 for panelist numbers at a scale-100
+    simulation) while the counts need one group-by: n(n-1)/2 minus the pairs inside one block."""
+    d = df.select("v", "b", "p").drop_nulls(["v", "b"])
+    if _cross_block_pairs(d, ["v"]) == 0:
         return None
-    return float((pairs["p"] == pairs["p_y"]).mean())
+    d = d.drop_nulls(["p"])  # a pair with a null person compares as null: not counted
+    total = _cross_block_pairs(d, ["v"])
+    if total == 0:
+        return None
+    return _cross_block_pairs(d, ["v", "p"]) / total  # NaN persons are equal, as polars' ==
+
+
+def _cross_block_pairs(d: pl.DataFrame, keys: list[str]) -> int:
+    """Unordered pairs of rows equal on ``keys`` and in different blocks."""
+    per_block = d.group_by([*keys, "b"]).agg(n=pl.len().cast(pl.Int64))
+    per_key = per_block.group_by(keys).agg(
+        n=pl.col("n").sum(), within=(pl.col("n") * pl.col("n")).sum()
+    )
+    return int(((per_key["n"] * per_key["n"] - per_key["within"]) // 2).sum())

@@ -94,6 +94,14 @@ class FitResult:
     meta: dict[str, object]
     from_cache: bool
 
+    @classmethod
+    def of(cls, job: Job, cfg, ch: str, fid: str, predictions, arrays, meta, from_cache: bool):
+        """The result of ``job`` under its configuration ``cfg`` (protocol read from it)."""
+        return cls(
+            job.model, job.feature_set.name, str(cfg["protocol"]), cfg, ch, fid, predictions,
+            arrays, meta, from_cache,
+        )  # fmt: skip
+
     @property
     def model_key(self) -> str:
         """``<model>_<feature set>``, the public files' stem convention."""
@@ -123,18 +131,7 @@ def result_from_cache(job: Job, cfg, ch, fid, cache: FitCache) -> FitResult | No
     if got is None:
         return None
     arrays, meta = got
-    return FitResult(
-        job.model,
-        job.feature_set.name,
-        str(cfg["protocol"]),
-        cfg,
-        ch,
-        fid,
-        arrays["predictions"],
-        arrays,
-        meta,
-        True,
-    )
+    return FitResult.of(job, cfg, ch, fid, arrays["predictions"], arrays, meta, True)
 
 
 # --------------------------------------------------------------------------- fold worker
@@ -312,18 +309,7 @@ def _run_group(design: Design, cv, todo, cache: FitCache, n_jobs, audit, chunk_s
             **extra,
         )
         cache.put(fid, arrays, meta)
-        results[k] = FitResult(
-            job.model,
-            job.feature_set.name,
-            str(cfg["protocol"]),
-            cfg,
-            ch,
-            fid,
-            pred,
-            arrays,
-            meta,
-            False,
-        )
+        results[k] = FitResult.of(job, cfg, ch, fid, pred, arrays, meta, False)
     return results
 
 

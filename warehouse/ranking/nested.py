@@ -190,10 +190,13 @@ def _nested_from_cache(job: Job, cfg, ch: str, fid: str, cache: FitCache) -> Fit
     if got is None:
         return None
     arrays, meta = got
-    return FitResult(
-        job.model, job.feature_set.name, str(cfg["protocol"]), cfg, ch, fid, arrays["outer"],
-        arrays, meta, True,
-    )  # fmt: skip
+    return FitResult.of(job, cfg, ch, fid, arrays["outer"], arrays, meta, True)
+
+
+def _stored(job: Job, cfg, ch: str, fid: str, outer, arrays, meta, cache: FitCache) -> FitResult:
+    """Put a fitted nested base in the cache; the FitResult of it."""
+    cache.put(fid, arrays, meta)
+    return FitResult.of(job, cfg, ch, fid, outer, arrays, meta, False)
 
 
 def cached_nested_base(design: Design, job: Job, cache: FitCache) -> FitResult | None:
@@ -266,19 +269,7 @@ def nested_base(
         newton_steps=steps,
         n_jobs=n_jobs,
     )
-    cache.put(fid, arrays, meta)
-    return FitResult(
-        job.model,
-        job.feature_set.name,
-        "nested_pairs",
-        cfg,
-        ch,
-        fid,
-        outer_fit.predictions,
-        arrays,
-        meta,
-        False,
-    )
+    return _stored(job, cfg, ch, fid, outer_fit.predictions, arrays, meta, cache)
 
 
 def nested_kfold_base(
@@ -325,19 +316,7 @@ def nested_kfold_base(
         newton_steps=int(sum(res[0][1] for *_, res in folds)),
         n_jobs=n_jobs,
     )
-    cache.put(fid, arrays, meta)
-    return FitResult(
-        job.model,
-        job.feature_set.name,
-        "nested_grouped_kfold",
-        cfg,
-        ch,
-        fid,
-        outer_fit.predictions,
-        arrays,
-        meta,
-        False,
-    )
+    return _stored(job, cfg, ch, fid, outer_fit.predictions, arrays, meta, cache)
 
 
 # --------------------------------------------------------------------------- ensembles

@@ -40,8 +40,13 @@ def published_files(settings) -> list[tuple[PredictionFile, dict[str, object]]]:
         path = registry.resolve(key, settings)
         ds = registry.get(key)
         f = load_predictions(path)
-        prov = {"name": f.name, "role": "published", "source_file": str(path),
-                "sha256": ds.sha256, "registry_key": key}  # fmt: skip
+        prov = {
+            "name": f.name,
+            "role": "published",
+            "source_file": str(path),
+            "sha256": ds.sha256,
+            "registry_key": key,
+        }
         out.append((f, prov))
     return out
 
@@ -71,8 +76,13 @@ def warehouse_fits(db_path: Path) -> list[tuple[PredictionFile, dict[str, object
             gold_column=None,
             has_confidence=False,
         )
-        prov = {"name": name, "role": "warehouse_fit", "source_file": f"{db_path}: "
-                "marts.fct_oof_predictions", "sha256": None, "fit_id": g["fit_id"][0]}  # fmt: skip
+        prov = {
+            "name": name,
+            "role": "warehouse_fit",
+            "source_file": f"{db_path}: marts.fct_oof_predictions",
+            "sha256": None,
+            "fit_id": g["fit_id"][0],
+        }
         out.append((f, prov))
     return out
 
@@ -122,9 +132,15 @@ def _user_comparisons(comparisons: list[dict], users: set[str], alpha: float) ->
         r = dict(c)
         if r["model_a"] not in users:
             neg = lambda v: None if v is None else -v  # noqa: E731
-            r.update(model_a=c["model_b"], model_b=c["model_a"], acc_a=c["acc_b"],
-                     acc_b=c["acc_a"], diff=neg(c["diff"]), ci_lo=neg(c["ci_hi"]),
-                     ci_hi=neg(c["ci_lo"]))  # fmt: skip
+            r.update(
+                model_a=c["model_b"],
+                model_b=c["model_a"],
+                acc_a=c["acc_b"],
+                acc_b=c["acc_a"],
+                diff=neg(c["diff"]),
+                ci_lo=neg(c["ci_hi"]),
+                ci_hi=neg(c["ci_lo"]),
+            )
         rows.append(r)
     p = np.array([np.nan if r["p_value"] is None else r["p_value"] for r in rows], dtype=float)
     adj = np.full(len(rows), np.nan)
@@ -196,8 +212,14 @@ def evaluate_in_context(
     context = _context_models(users, ref, settings, db, notes)
     result = evaluate_files(
         [*users, *(f for f, _ in context)],
-        gold=mode, n_boot=n_boot, seed=seed, db_path=db, settings=settings, alpha=alpha, ci=ci,
-    )  # fmt: skip
+        gold=mode,
+        n_boot=n_boot,
+        seed=seed,
+        db_path=db,
+        settings=settings,
+        alpha=alpha,
+        ci=ci,
+    )
     ctx_frames = {f.name: _scored_frame(f, ref)[0] for f, _ in context}
     user_names = [f.name for f in users]
     roles = {f.name: p["role"] for f, p in context} | dict.fromkeys(user_names, "user")
@@ -205,8 +227,10 @@ def evaluate_in_context(
         m["role"] = roles[m["name"]]
     from warehouse.sources.registry import sha256_file
 
-    files = [{"name": f.name, "role": "user", "source_file": str(f.path),
-              "sha256": sha256_file(f.path)} for f in users]  # fmt: skip
+    files = [
+        {"name": f.name, "role": "user", "source_file": str(f.path), "sha256": sha256_file(f.path)}
+        for f in users
+    ]
     ranks = [
         model_ranks({u: frames[u], **ctx_frames}, [u], n_boot=n_boot, seed=seed, alpha=alpha)[0]
         for u in user_names

@@ -44,22 +44,41 @@ def kstar_record(curve: Sequence[tuple[int, float]], accuracy: float | None) -> 
     """
     pts = [(int(k), float(v)) for k, v in curve if v is not None and np.isfinite(v)]
     if accuracy is None or not np.isfinite(accuracy) or not pts:
-        return {"k_star": None, "k_star_min": None, "k_star_max": None,
-                "position": "unknown", "label": "not computable"}  # fmt: skip
+        return {
+            "k_star": None,
+            "k_star_min": None,
+            "k_star_max": None,
+            "position": "unknown",
+            "label": "not computable",
+        }
     if accuracy < pts[0][1] and pts[0][0] == 1:
-        return {"k_star": None, "k_star_min": None, "k_star_max": 1,
-                "position": "below_one_panelist", "label": "below one panelist"}  # fmt: skip
+        return {
+            "k_star": None,
+            "k_star_min": None,
+            "k_star_max": 1,
+            "position": "below_one_panelist",
+            "label": "below one panelist",
+        }
     prev = 0
     for k, v in pts:
         if v >= accuracy:
             exact = k == prev + 1
             label = f"k* = {k}" if exact else f"k* between {prev + 1} and {k}"
-            return {"k_star": k if exact else None, "k_star_min": prev + 1, "k_star_max": k,
-                    "position": "on_curve", "label": label}  # fmt: skip
+            return {
+                "k_star": k if exact else None,
+                "k_star_min": prev + 1,
+                "k_star_max": k,
+                "position": "on_curve",
+                "label": label,
+            }
         prev = k
-    return {"k_star": None, "k_star_min": prev + 1, "k_star_max": None,
-            "position": "above_largest_panel",
-            "label": f"above the largest panel ({prev}): k* > {prev}"}  # fmt: skip
+    return {
+        "k_star": None,
+        "k_star_min": prev + 1,
+        "k_star_max": None,
+        "position": "above_largest_panel",
+        "label": f"above the largest panel ({prev}): k* > {prev}",
+    }
 
 
 def block_pairs(blocks: pl.DataFrame) -> pl.DataFrame:
@@ -84,8 +103,14 @@ def within_block_accuracy(
     :func:`warehouse.metrics.scoring.pair_table`; ``in_blocks``: :func:`block_pairs`."""
     joined = in_blocks.join(pairs.select("pair_key", "credit"), on="pair_key", how="inner")
     if joined.is_empty():
-        return {"point": None, "ci_lo": None, "ci_hi": None, "ci_method": BLOCK_CI_METHOD,
-                "n_blocks": 0, "n_pairs": 0}  # fmt: skip
+        return {
+            "point": None,
+            "ci_lo": None,
+            "ci_hi": None,
+            "ci_method": BLOCK_CI_METHOD,
+            "n_blocks": 0,
+            "n_pairs": 0,
+        }
     per = joined.group_by("block").agg(pl.col("credit").sum(), pl.len().alias("n")).sort("block")
     credit, n = per["credit"].to_numpy(), per["n"].to_numpy().astype(float)
     rng = np.random.default_rng(seed)
@@ -119,13 +144,28 @@ def public_human_side(settings) -> dict[str, object]:
     path, loo = read_tastebench_file("tastebench_panelist_block_accuracy", settings)
     panelist = _panelist_summary(loo["pairwise_accuracy"].cast(pl.Float64).to_numpy())
     curve = [
-        {"k": 1, "median_accuracy": panelist["median"], "q025": None, "q975": None,
-         "source": f"median LOO panelist accuracy ({Path(path).name})"},
-        {"k": 3, "median_accuracy": PUBLISHED_CONSTANTS["panel3_accuracy"][0], "q025": None,
-         "q975": None, "source": PUBLISHED_CONSTANTS["panel3_accuracy"][1]},
-        {"k": 5, "median_accuracy": PUBLISHED_CONSTANTS["panel5_accuracy"][0], "q025": None,
-         "q975": None, "source": PUBLISHED_CONSTANTS["panel5_accuracy"][1]},
-    ]  # fmt: skip
+        {
+            "k": 1,
+            "median_accuracy": panelist["median"],
+            "q025": None,
+            "q975": None,
+            "source": f"median LOO panelist accuracy ({Path(path).name})",
+        },
+        {
+            "k": 3,
+            "median_accuracy": PUBLISHED_CONSTANTS["panel3_accuracy"][0],
+            "q025": None,
+            "q975": None,
+            "source": PUBLISHED_CONSTANTS["panel3_accuracy"][1],
+        },
+        {
+            "k": 5,
+            "median_accuracy": PUBLISHED_CONSTANTS["panel5_accuracy"][0],
+            "q025": None,
+            "q975": None,
+            "source": PUBLISHED_CONSTANTS["panel5_accuracy"][1],
+        },
+    ]
     return {
         "scope": "all_pairs",
         "source": "published aggregates",

@@ -47,7 +47,7 @@ def accuracy_draws(
             df.select("category", "product_code", "gold", "pred"),
             on=["category", "product_code"],
             how="left",
-        )  # fmt: skip
+        )
         for n, df in frames.items()
     }
     rng = np.random.default_rng(seed)
@@ -91,11 +91,19 @@ def model_ranks(
     n_products = shared_products(frames).height
     if not np.isfinite(point).all():
         return [
-            {"name": u, "rank": None, "rank_ci_lo": None, "rank_ci_hi": None,
-             "n_models": len(names), "n_products": n_products, "is_resolved": False,
-             "rank_method": RANK_METHOD, "note": "not resolvable: no shared products"}
+            {
+                "name": u,
+                "rank": None,
+                "rank_ci_lo": None,
+                "rank_ci_hi": None,
+                "n_models": len(names),
+                "n_products": n_products,
+                "is_resolved": False,
+                "rank_method": RANK_METHOD,
+                "note": "not resolvable: no shared products",
+            }
             for u in users
-        ]  # fmt: skip
+        ]
     point_rank = _ranks(point)[0]
     draw_ranks = _ranks(draws)
     out = []

@@ -219,54 +219,22 @@ def evaluate(
             "and pair-bootstrap comparisons, as printed before schema version 2)."
         ),
     ] = "default",
-    alone: Annotated[
-        bool,
-        typer.Option(
-            "--alone", help="Score only the given files (no published models, no human scale)."
-        ),
-    ] = False,
-    html_out: Annotated[
-        Path | None,
-        typer.Option("--html", help="Write the self-contained in-context HTML page here."),
-    ] = None,
+    alone: Annotated[bool, typer.Option("--alone", help="Only these files, no context.")] = False,
+    html_out: Annotated[Path | None, typer.Option("--html", help="In-context HTML page.")] = None,
 ) -> None:
-    """Score prediction files in context: beside the published models (and the warehouse's fits
-    with --gold warehouse), ranked with intervals and placed on the human scale; Table-2 metrics
-    with 95% CIs, comparisons, trivial policies. --alone: the given files only."""
+    """Score prediction files in context (docs/evaluate.md): metrics, ranks, human scale."""
     import json
 
-    from warehouse.evaluate.files import evaluate_files
-    from warehouse.evaluate.render import render_table
+    from warehouse.evaluate.command import score, show
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
-    if alone and html_out is not None:
-        raise WarehouseError("--html needs the in-context result. Fix: drop --alone.")
-    if html_out is not None and html_out.is_dir():
-        raise WarehouseError(f"--html {html_out} is a directory. Fix: give a file name.")
-    if alone:
-        result = evaluate_files(
-            predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci
-        )
-    else:
-        from warehouse.evaluate.context import evaluate_in_context
-
-        result = evaluate_in_context(
-            predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci
-        )
-    _console().print(render_table(result, per_category=per_category))
-    if not alone:
-        from warehouse.evaluate.context_text import render_context
-
-        _console().print(render_context(result))
+    result = score(predictions, alone, html_out, gold, bootstrap, seed, db, ci)
+    show(result, per_category, html_out, _console())
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
         _console().print(f"JSON written to {json_out}")
-    if html_out is not None:
-        from warehouse.evaluate.context_html import write_context_page
-
-        _console().print(f"HTML written to {write_context_page(result, html_out)}")
 
 
 @app.command()

@@ -135,7 +135,7 @@ def curve_plot(human: Mapping[str, object], users: list[str]) -> str:
     ax.set_xlabel("panel size k (respondents)")
     ax.set_ylabel("pairwise accuracy" + (" within blocks" if human["is_within_block"] else ""))
     ax.set_xlim(0.5, max(k.max() if k.size else 1, 5) + 0.5)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     title = "Your models on the group-size curve"
     if human["is_simulated"]:
         title += " (SIMULATED panels)"

@@ -105,7 +105,8 @@ def _summary(result: Mapping[str, object]) -> str:
             + ("" if r["is_resolved"] else " <span class='small'>not resolved</span>")
         )
         k = m["k_star"]["label"]
-        kci = f"{m['k_star_ci_lo']['label']} &hellip; {m['k_star_ci_hi']['label']}"
+        lo, hi = m["k_star_ci_lo"]["label"], m["k_star_ci_hi"]["label"]
+        kci = "interval: the same" if lo == hi == k else f"interval: {_e(lo)} &hellip; {_e(hi)}"
         rows.append(
             f"<tr class='user'><td class='name'>{_e(r['name'])}</td><td>{rank}</td>"
             f"{_cell(m['accuracy'])}<td class='name'>{_e(k)}<br><span class='ci'>{kci}</span>"
@@ -121,7 +122,7 @@ def _summary(result: Mapping[str, object]) -> str:
     return (
         f"<div class='scroll'><table id='summary'>{head}{''.join(rows)}</table></div>"
         f"<p class='small'>Median LOO panelist accuracy {median} (IQR "
-        f"{pan['q25'] or 0:.3f}&ndash;{pan['q75'] or 0:.3f}). {_e(human['note'])} Ranks: "
+        f"{pan['q25'] or 0:.3f}&ndash;{pan['q75'] or 0:.3f}). Note: {_e(human['note'])}. Ranks: "
         f"{_e(ctx['rank_scope'])} ({_e(ctx['rank_method'])}).</p>"
     )
 

@@ -104,6 +104,11 @@ def _context_models(
     found = published_files(settings)
     if ref.mode == "warehouse":
         found += warehouse_fits(Path(db_path) if db_path else settings.db_path)
+    elif db_path is not None:
+        notes.append(
+            "the warehouse's own fits are left out: their gold is the warehouse's panel means, "
+            "not the files' gold (score with --gold warehouse to rank among them)"
+        )
     kept = []
     for f, prov in found:
         if prov["sha256"] in user_sha:

@@ -272,6 +272,11 @@ def block_warehouse(tmp_path_factory, gold_frame, public_dir) -> Path:
     con.execute(
         "create table marts.agg_group_size_curve as select *, 'within_block' as pooling from curve"
     )
+    con.execute(  # one warehouse fit: the gold reversed in every category
+        "create table marts.fct_oof_predictions as select 'ridge_SNCTI:0123abcd' as model_id, "
+        "'0123abcdef' as fit_id, 'warehouse_fit' as source, category, product_code, "
+        "-true_rank as predicted_score from g"
+    )
     con.close()
     return path
 
@@ -289,7 +294,14 @@ def test_warehouse_gold_places_models_within_blocks(block_warehouse, planted, tm
     assert strong["k_star"]["position"] == "above_largest_panel"
     assert strong["k_star"]["k_star_min"] > 5
     assert rand["k_star"]["position"] == "below_one_panelist"
-    assert _wins(res, "random") == []
+    # no resolved win over a published model (it does beat the planted reversed fit, below)
+    assert _wins(res, "random") == ["ridge_SNCTI:0123abcd"]
+    # the warehouse's own fit joins the context under the warehouse gold
+    roles = {m["name"]: m["role"] for m in res["models"]}
+    assert roles["ridge_SNCTI:0123abcd"] == "warehouse_fit" and len(roles) == 12
+    fit = next(f for f in res["context"]["files"] if f["role"] == "warehouse_fit")
+    assert fit["fit_id"] == "0123abcdef" and fit["sha256"] is None
+    assert placed["ridge_SNCTI:0123abcd"]["accuracy"]["point"] < 0.01  # reversed (gold ties: .5)
     page = render_context_page(res)
     head = page[: page.index("<h2>")]
     assert "SIMULATED" in head  # the first lines say the human scale is simulated
@@ -348,3 +360,10 @@ def test_cli_alone_keeps_todays_output(planted, tmp_path) -> None:
         app, ["evaluate", str(planted[0]), "--alone", "--html", str(tmp_path / "x.html")]
     )
     assert isinstance(result.exception, WarehouseError) and "--alone" in str(result.exception)
+
+
+def test_file_gold_with_a_warehouse_says_why_its_fits_are_left_out(block_warehouse, planted):
+    res = evaluate_in_context([planted[0]], db_path=block_warehouse, n_boot=FAST)
+    assert res["gold"] == "file"
+    assert {m["role"] for m in res["models"]} == {"user", "published"}
+    assert any("fits are left out" in n for n in res["context"]["notes"])

@@ -53,9 +53,8 @@ def render_context(result: Mapping[str, object]):
         comps = [c for c in ctx["comparisons"] if c["model_a"] == r["name"]]
         wins = sum(c["winner"] == r["name"] for c in comps)
         losses = sum(c["is_resolved"] and c["winner"] != r["name"] for c in comps)
-        kstar = (
-            f"{m['k_star']['label']} [{m['k_star_ci_lo']['label']}; {m['k_star_ci_hi']['label']}]"
-        )
+        k, lo, hi = (m[f]["label"] for f in ("k_star", "k_star_ci_lo", "k_star_ci_hi"))
+        kstar = k if lo == hi == k else f"{k} [interval: {lo} ... {hi}]"
         cells = (
             r["name"],
             _rank(r),

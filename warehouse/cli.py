@@ -219,17 +219,18 @@ def evaluate(
             "and pair-bootstrap comparisons, as printed before schema version 2)."
         ),
     ] = "default",
+    alone: Annotated[bool, typer.Option("--alone", help="Only these files, no context.")] = False,
+    html_out: Annotated[Path | None, typer.Option("--html", help="In-context HTML page.")] = None,
 ) -> None:
-    """Score prediction files: Table-2 metrics with 95% CIs, comparisons, trivial policies."""
+    """Score prediction files in context (docs/evaluate.md): metrics, ranks, human scale."""
     import json
 
-    from warehouse.evaluate.files import evaluate_files
-    from warehouse.evaluate.render import render_table
+    from warehouse.evaluate.command import score, show
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
-    result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci)
-    _console().print(render_table(result, per_category=per_category))
+    result = score(predictions, alone, html_out, gold, bootstrap, seed, db, ci)
+    show(result, per_category, html_out, _console())
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")

@@ -442,7 +442,17 @@ def test_cli_evaluate_writes_json(tmp_path, oof_files) -> None:
     out = tmp_path / "out" / "result.json"
     files = [str(f) for f in oof_files[:3]]
     result = CliRunner().invoke(
-        app, ["evaluate", *files, "--bootstrap", str(FAST), "--json", str(out), "--per-category"]
+        app,
+        [
+            "evaluate",
+            *files,
+            "--alone",
+            "--bootstrap",
+            str(FAST),
+            "--json",
+            str(out),
+            "--per-category",
+        ],
     )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
@@ -457,6 +467,7 @@ def test_cli_evaluate_writes_json(tmp_path, oof_files) -> None:
         [
             "evaluate",
             files[0],
+            "--alone",
             "--bootstrap",
             str(FAST),
             "--json",

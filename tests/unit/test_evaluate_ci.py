@@ -48,7 +48,7 @@ def paths(public_dir: Path) -> list[Path]:
 def test_published_bca_is_schema1_output_bit_for_bit(paths, public_dir: Path) -> None:
     res = evaluate_files(paths, n_boot=1000, ci="published_bca")
     check_result_shape(res)
-    assert res["schema_version"] == SCHEMA_VERSION == 2
+    assert res["schema_version"] == SCHEMA_VERSION == 3
     assert res["ci"]["convention"] == "published_bca"
     assert res["ci"]["comparisons"] == "pair_bootstrap"
     frozen = json.loads(FIXTURE.read_text())

@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "simulate": {"sources", "human"},
     "features": {"sources", "molecular"},
     "ranking": {"sources", "metrics", "features"},
-    "evaluate": {"sources", "metrics"},
+    "evaluate": {"sources", "metrics", "human"},
     "quality": {"sources", "metrics", "human"},
     "release": {"sources", "metrics", "human", "quality"},
     # the top layer beside build.py: the build lock and incremental state (used by build.py),

@@ -9,10 +9,13 @@ from warehouse.metrics.core import METRIC_NAMES
 from warehouse.metrics.intervals import INTERVAL_METRICS
 from warehouse.metrics.scoring import CI_CHOICES, POLICY_DESCRIPTIONS
 
-SCHEMA_VERSION = 2
-"""2: every interval names its method (``ci_method``, ``is_degenerate``, ``ci_note``), the
-result names the convention (``ci``) and comparisons their method (issue #14); 1: published
-convention only."""
+SCHEMA_VERSION = 3
+"""3: ``tastebench evaluate`` scores in context by default: the ``context`` section (the context
+models and their provenance, the user's comparisons under their own Holm, the rank of each user
+model with its interval), the ``human_scale`` section and ``models[].role`` (issue #26); absent
+with ``--alone``. 2: every interval names its method (``ci_method``, ``is_degenerate``,
+``ci_note``), the result names the convention (``ci``) and comparisons their method (issue
+#14); 1: published convention only."""
 
 _INTERVAL = {"point": "num?", "ci_lo": "num?", "ci_hi": "num?"}
 _NAMED = {**_INTERVAL, "ci_method": "str", "is_degenerate": "bool", "ci_note": "str"}
@@ -70,6 +73,74 @@ _SHAPE: dict[str, object] = {
 }
 
 
+_KSTAR = {
+    "k_star": "int?",
+    "k_star_min": "int?",
+    "k_star_max": "int?",
+    "position": ("below_one_panelist", "on_curve", "above_largest_panel", "unknown"),
+    "label": "str",
+}
+_CONTEXT_SHAPE: dict[str, object] = {
+    "context": {
+        "user_models": "list",
+        "files": [
+            {
+                "name": "str",
+                "role": ("user", "published", "warehouse_fit"),
+                "source_file": "str",
+                "sha256": "str?",
+            }
+        ],
+        "comparisons": [
+            {
+                "model_a": "str",
+                "model_b": "str",
+                "diff": "num?",
+                "ci_lo": "num?",
+                "ci_hi": "num?",
+                "p_value": "num?",
+                "p_holm": "num?",
+                "is_resolved": "bool",
+                "winner": "str?",
+                "ci_method": "str",
+            }
+        ],
+        "ranks": [
+            {
+                "name": "str",
+                "rank": "int?",
+                "rank_ci_lo": "int?",
+                "rank_ci_hi": "int?",
+                "n_models": "int",
+                "n_products": "int",
+                "is_resolved": "bool",
+                "note": "str",
+            }
+        ],
+        "rank_method": "str",
+        "notes": "list",
+    },
+    "human_scale": {
+        "scope": ("within_block", "all_pairs"),
+        "is_within_block": "bool",
+        "data_origin": "str",
+        "is_simulated": "bool",
+        "note": "str",
+        "panelist_accuracy": {"median": "num?", "q25": "num?", "q75": "num?"},
+        "curve": [{"k": "int", "median_accuracy": "num?", "q025": "num?", "q975": "num?"}],
+        "models": [
+            {
+                "name": "str",
+                "accuracy": {**_INTERVAL, "ci_method": "str"},
+                "k_star": _KSTAR,
+                "k_star_ci_lo": _KSTAR,
+                "k_star_ci_hi": _KSTAR,
+            }
+        ],
+    },
+}
+
+
 def _check(value: object, spec: object, where: str) -> None:
     def fail(msg: str) -> None:
         raise ValueError(f"{where}: {msg}")
@@ -122,6 +193,12 @@ def check_result_shape(result: Mapping[str, object]) -> None:
     contract (docs/evaluate.md). Extra keys are allowed; listed keys and their types are not
     optional (``num?`` fields may be null)."""
     _check(result, _SHAPE, "$")
+    if "context" in result or "human_scale" in result:  # in-context mode (not --alone)
+        _check(result, _CONTEXT_SHAPE, "$")
+        roles = {m["name"]: m.get("role") for m in result["models"]}
+        for name in result["context"]["user_models"]:
+            if roles.get(name) != "user":
+                raise ValueError(f"$.models: user model {name!r} missing or not role 'user'")
     names = [m["name"] for m in result["models"]]
     expected = {(a, b) for i, a in enumerate(names) for b in names[i + 1 :]}
     got = {(c["model_a"], c["model_b"]) for c in result["comparisons"]}

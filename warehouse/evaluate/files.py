@@ -280,7 +280,7 @@ def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pl.DataFrame, dict
 
 
 def evaluate_files(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path | PredictionFile],
     gold: str | None = None,
     n_boot: int = 10000,
     seed: int = 42,
@@ -307,7 +307,7 @@ def evaluate_files(
     if ci not in CI_CHOICES:
         raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
     compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
-    files = [load_predictions(p) for p in paths]
+    files = [p if isinstance(p, PredictionFile) else load_predictions(p) for p in paths]
     seen: dict[str, Path] = {}
     for f in files:
         if f.name in seen:

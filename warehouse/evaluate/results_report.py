@@ -44,9 +44,11 @@ h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding
           font-size: 1.02rem; }
 .warning { border: 2px solid #c62828; background: #fdecea; padding: .8rem 1rem; margin: 1rem 0; }
 table { border-collapse: collapse; font-size: .82rem; margin: .5rem 0; }
-th, td { border: 1px solid #ccc; padding: .25rem .45rem; text-align: right; white-space: nowrap; }
+th, td { border: 1px solid #ccc; padding: .25rem .45rem; text-align: right; }
 th { background: #f4f4f4; }
-td.name, th.name { text-align: left; }
+td.name, th.name { text-align: left; overflow-wrap: anywhere; min-width: 8rem; max-width: 16rem; }
+td:not(.name) span.small { white-space: nowrap; }
+.scroll { max-width: 100%; overflow-x: auto; }
 tr.policy td { color: #666; background: #fafafa; font-style: italic; }
 tr.flag td { color: #c62828; }
 .pub { color: #555; font-size: .76rem; }
@@ -105,7 +107,7 @@ def _cell(point, lo, hi) -> str:
         return "&ndash;"
     text = f"{point:.3f}"
     if not _missing(lo) and not _missing(hi):
-        text += f" <span class='small'>[{lo:.3f}, {hi:.3f}]</span>"
+        text += f"<br><span class='small'>[{lo:.3f}, {hi:.3f}]</span>"
     return text
 
 
@@ -163,9 +165,13 @@ def _main_table(metrics: pl.DataFrame, published: pl.DataFrame) -> str:
                 cell += f"<br><span class='{cls}'>published {published_value:.3f}</span>"
             cells.append(f"<td>{cell}</td>")
         n = model_rows["n_products"][0] if len(model_rows) else ""
+        # the model id under the display name only where they differ (a warehouse fit has no
+        # display name: labelling it twice was issue #21)
+        ident = (
+            "" if name == model_id else f"<br><span class='small'>{html.escape(model_id)}</span>"
+        )
         body.append(
-            f"<tr><td class='name'>{html.escape(str(name))}<br>"
-            f"<span class='small'>{html.escape(model_id)}</span></td><td>{n}</td>"
+            f"<tr><td class='name'>{html.escape(str(name))}{ident}</td><td>{n}</td>"
             + "".join(cells)
             + "</tr>"
         )

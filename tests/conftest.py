@@ -26,26 +26,38 @@ _PATH_VARIABLES = (
     "TASTEBENCH_DMPNN_DIR",
     "TASTEBENCH_NECTAR_BUNDLE",
     "TASTEBENCH_RANKING_CACHE",
+    "TASTEBENCH_FEATURES_CACHE",
 )
 
-# The food-ranking fit cache is content-addressed (training rows, configuration, library versions)
-# and every read is checked against its sha256: a fit is only ever read for identical inputs, so
-# the suite's builds share the project's cache (the one `make build` fills) instead of refitting
-# the default models cold in every build folder. An unrelated or planted file there is never read;
-# a corrupted one is an error naming the file. TASTEBENCH_TEST_RANKING_CACHE points it elsewhere.
+# One content-addressed cache for the whole session, shared by every build the suite makes: the
+# molecular fit store (fingerprint fits, featurization, embeddings), the food-ranking fit cache
+# and the feature-vector cache. Each is keyed by its inputs (data, configuration, library
+# versions) and verifies every entry on read, so a build only ever reads what it would have
+# computed itself; what does not depend on NECTAR (FartDB fits, text and image vectors) is computed
+# once, not once per build. By default the suite shares the caches `make build` fills (a second
+# `make test` is warm); TASTEBENCH_TEST_CACHE points them elsewhere (an empty folder: a cold run).
+# The D-MPNN registry is not a cache (what is registered there changes the build's results): it
+# stays in the session's own folder.
+SHARED_CACHE = Path(os.environ.get("TASTEBENCH_TEST_CACHE") or REPO_ROOT / "build").resolve()
+SHARED_FITS = SHARED_CACHE / "fits"
 SHARED_RANKING_CACHE = Path(
-    os.environ.get("TASTEBENCH_TEST_RANKING_CACHE") or REPO_ROOT / "build" / "fits" / "ranking"
-)
+    os.environ.get("TASTEBENCH_TEST_RANKING_CACHE") or SHARED_FITS / "ranking"
+).resolve()
+SHARED_FEATURES_CACHE = SHARED_CACHE / "features" / "cache"
 
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_build_dir(tmp_path_factory) -> Path:
     """Every test runs against a build folder of its own session, never the developer's
-    ``build/`` (its warehouse, fits and reports): results must not depend on what sits there."""
+    ``build/`` (its warehouse, D-MPNN registry and reports): results must not depend on what sits
+    there. Only the content-addressed caches above are shared."""
     build_dir = tmp_path_factory.mktemp("isolated_build")
     saved = {name: os.environ.pop(name, None) for name in _PATH_VARIABLES}
     os.environ["TASTEBENCH_BUILD_DIR"] = str(build_dir)
-    os.environ["TASTEBENCH_RANKING_CACHE"] = str(SHARED_RANKING_CACHE.resolve())
+    os.environ["TASTEBENCH_FITS_DIR"] = str(SHARED_FITS)
+    os.environ["TASTEBENCH_DMPNN_DIR"] = str(build_dir / "dmpnn")
+    os.environ["TASTEBENCH_RANKING_CACHE"] = str(SHARED_RANKING_CACHE)
+    os.environ["TASTEBENCH_FEATURES_CACHE"] = str(SHARED_FEATURES_CACHE)
     yield build_dir
     for name, value in saved.items():
         os.environ.pop(name, None)

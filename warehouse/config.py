@@ -19,6 +19,7 @@ ENV_BUILD_DIR = "TASTEBENCH_BUILD_DIR"
 ENV_FITS_DIR = "TASTEBENCH_FITS_DIR"
 ENV_DMPNN_DIR = "TASTEBENCH_DMPNN_DIR"
 ENV_RANKING_CACHE = "TASTEBENCH_RANKING_CACHE"
+ENV_FEATURES_CACHE = "TASTEBENCH_FEATURES_CACHE"
 
 # Every run: no telemetry from dbt or Great Expectations.
 QUIET_ENV = {
@@ -63,6 +64,7 @@ class Settings:
     fits_dir: Path
     dmpnn_dir: Path
     ranking_cache_dir: Path
+    features_cache_dir: Path
 
     @property
     def cache_dir(self) -> Path:
@@ -72,11 +74,6 @@ class Settings:
     @property
     def default_simulation_dir(self) -> Path:
         return self.build_dir / "nectar_simulated"
-
-    @property
-    def features_cache_dir(self) -> Path:
-        """Vector cache of the feature blocks (text embeddings, image descriptors)."""
-        return self.build_dir / "features" / "cache"
 
     def as_record(self) -> dict[str, str | None]:
         """Every setting by name, paths as strings (what a build records)."""
@@ -89,6 +86,7 @@ class Settings:
             "fits_dir": str(self.fits_dir),
             "dmpnn_dir": str(self.dmpnn_dir),
             "ranking_cache_dir": str(self.ranking_cache_dir),
+            "features_cache_dir": str(self.features_cache_dir),
         }
 
     def as_env(self) -> dict[str, str]:
@@ -100,6 +98,7 @@ class Settings:
             ENV_FITS_DIR: str(self.fits_dir),
             ENV_DMPNN_DIR: str(self.dmpnn_dir),
             ENV_RANKING_CACHE: str(self.ranking_cache_dir),
+            ENV_FEATURES_CACHE: str(self.features_cache_dir),
         }
         for name, value in (
             (ENV_MIRROR, self.mirror),
@@ -143,6 +142,7 @@ def load_settings(**overrides: Path | None) -> Settings:
         "fits_dir": _opt_path(ENV_FITS_DIR),
         "dmpnn_dir": _opt_path(ENV_DMPNN_DIR),
         "ranking_cache_dir": _opt_path(ENV_RANKING_CACHE),
+        "features_cache_dir": _opt_path(ENV_FEATURES_CACHE),
     }
     for key, value in overrides.items():
         if key not in values:
@@ -165,4 +165,5 @@ def load_settings(**overrides: Path | None) -> Settings:
         fits_dir=fits_dir,
         dmpnn_dir=values["dmpnn_dir"] or fits_dir / "dmpnn",
         ranking_cache_dir=values["ranking_cache_dir"] or fits_dir / "ranking",
+        features_cache_dir=values["features_cache_dir"] or build_dir / "features" / "cache",
     )

@@ -17,13 +17,14 @@ from warehouse.orchestrate.state import state_dir
 
 
 def copy_warehouse(settings: Settings, root: Path) -> Settings:
-    """The published file, its state and the fit store of ``settings`` under ``root`` (modification
-    times kept: the state recognises the file), as a build folder of its own."""
+    """The published file, its state and (when it lives in the build folder) the fit store of
+    ``settings`` under ``root`` (modification times kept: the state recognises the file), as a
+    build folder of its own. The session's shared content-addressed caches stay shared."""
     root.mkdir(parents=True, exist_ok=True)
     db = root / "tastebench.duckdb"
     shutil.copy2(settings.db_path, db)
     shutil.copytree(state_dir(settings.db_path), state_dir(db), copy_function=shutil.copy2)
-    if settings.fits_dir.is_dir():
+    if settings.fits_dir.is_dir() and settings.fits_dir.is_relative_to(settings.build_dir):
         shutil.copytree(settings.fits_dir, root / "fits")
     return load_settings(
         build_dir=root, db_path=db, mirror=settings.mirror, foodatlas_v4=settings.foodatlas_v4

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import WarehouseError, resource_error
 
 app = typer.Typer(
     name="tastebench",
@@ -585,6 +585,8 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence of the CLI
         if os.environ.get("TASTEBENCH_DEBUG") == "1":
             raise
+        if (resource := resource_error(exc)) is not None:
+            _fail(str(resource), 1)
         first = str(exc).splitlines()[0] if str(exc) else ""
         _fail(
             f"unexpected {type(exc).__name__}: {first}. This is a bug in tastebench, not in your "

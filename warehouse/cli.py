@@ -223,15 +223,15 @@ def evaluate(
     """Score prediction files: Table-2 metrics with 95% CIs, comparisons, trivial policies."""
     import json
 
-    from warehouse.evaluate.files import evaluate_files
+    from warehouse.evaluate.files import check_json_target, evaluate_files
     from warehouse.evaluate.render import render_table
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
+    check_json_target(json_out)  # before any work (its folder made here)
     result = evaluate_files(predictions, gold=gold, n_boot=bootstrap, seed=seed, db_path=db, ci=ci)
     _console().print(render_table(result, per_category=per_category))
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
         _console().print(f"JSON written to {json_out}")
 

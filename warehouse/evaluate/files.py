@@ -56,28 +56,43 @@ class PredictionFile:
     has_confidence: bool
 
 
-def load_predictions(path: str | Path) -> PredictionFile:
+def load_predictions(path: str | Path, max_rows: int | None = None) -> PredictionFile:
     """Read a prediction CSV (``category, product_code, predicted_score``; extra columns kept).
 
     Schema: every column is read as text (polars, ``infer_schema=False``); the score, gold and
     confidence columns are parsed as numbers when checked, so a bad cell is reported by line.
+    ``max_rows``: read at most that many data rows (a lazy scan that stops there, so memory
+    follows ``max_rows``, not the file's size; :func:`evaluate_files` passes the number of known
+    products + 1, which a valid file cannot exceed).
 
     The gold column is ``true_rank`` if present, else ``true_score``, else none. Raises
-    :class:`DataValidationError` naming the file (and column) when it cannot be read or lacks a
-    required column. Values are checked later, against the known products
-    (:func:`evaluate_files` via :func:`warehouse.metrics.validate_predictions`).
+    :class:`DataValidationError` naming the file (and column) when it is no file, cannot be read,
+    has no data row or lacks a required column. Values are checked later, against the known
+    products (:func:`evaluate_files` via :func:`warehouse.metrics.validate_predictions`).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataValidationError(
+            str(path), "a directory, not a file", f"give the path of a CSV file (e.g. {path}/x.csv)"
+        )
     if not path.is_file():
         raise DataValidationError(str(path), "file not found", "give the path of a CSV file")
     try:
-        frame = pl.read_csv(path, infer_schema=False)
+        scan = pl.scan_csv(path, infer_schema=False)
+        frame = (scan if max_rows is None else scan.head(max_rows)).collect()
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         raise DataValidationError(
             str(path),
             f"not a readable CSV ({' '.join(str(exc).split())})",
             "save the predictions as UTF-8 CSV",
         ) from exc
+    if frame.height == 0:
+        raise DataValidationError(
+            str(path),
+            "no data rows (a header only)",
+            "add one row per product: category, product_code, predicted_score",
+            row=2,
+        )
     try:
         frame = frame.rename({c: str(c).strip() for c in frame.columns})
     except pl.exceptions.PolarsError as exc:
@@ -102,6 +117,30 @@ def load_predictions(path: str | Path) -> PredictionFile:
         gold_column=gold_column,
         has_confidence="confidence" in frame.columns,
     )
+
+
+def check_json_target(path: Path | None) -> None:
+    """``--json``'s target, checked (its folder made) before any scoring work: a file path in a
+    folder that can be written, never a directory."""
+    import os
+
+    if path is None:
+        return
+    path = Path(path)
+    fix = f"Fix: give a file path, e.g. --json {path / 'evaluation.json'}"
+    if path.is_dir():
+        raise WarehouseError(f"--json {path} is a directory, not a file. {fix}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(
+            f"--json {path}: cannot make its folder {path.parent} ({exc.strerror or exc}). "
+            "Fix: give a path in a folder you can write to."
+        ) from exc
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise WarehouseError(
+            f"--json {path}: not writable. Fix: give a path in a folder you can write to."
+        )
 
 
 @dataclass
@@ -307,7 +346,9 @@ def evaluate_files(
     if ci not in CI_CHOICES:
         raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
     compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
-    files = [load_predictions(p) for p in paths]
+    # structure first (header and first row, no scoring work), then at most one row more than
+    # there are known products: a longer file has an unknown or duplicate row among them
+    files = [load_predictions(p, max_rows=1) for p in paths]
     seen: dict[str, Path] = {}
     for f in files:
         if f.name in seen:
@@ -318,6 +359,7 @@ def evaluate_files(
         seen[f.name] = f.path
     mode = resolve_gold_mode(gold, files)
     ref = load_reference(mode, Path(db_path) if db_path else None, settings)
+    files = [load_predictions(f.path, max_rows=ref.known.height + 1) for f in files]
 
     models, tables, frames = [], {}, {}
     notes: list[str] = []

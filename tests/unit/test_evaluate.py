@@ -596,3 +596,15 @@ def test_a_long_file_stops_at_the_first_error_batch(tmp_path, nnls_frame) -> Non
         evaluate_files([path], n_boot=FAST)
     assert len(load_predictions(path, max_rows=300).frame) == 300
     assert len(load_predictions(path).frame) == len(df)
+
+
+def test_a_bounded_read_is_the_head_of_the_whole_read(tmp_path) -> None:
+    """The prefix read gives exactly the first rows of the whole-file read, also when a quoted
+    note spans lines, when the file has no final newline, and when it is shorter than the bound."""
+    rows = [f'Milk,{i},0.{i},"note {i}\nline two, with a comma"' for i in range(40)]
+    path = tmp_path / "notes.csv"
+    path.write_text("category,product_code,predicted_score,note\n" + "\n".join(rows))
+    whole = load_predictions(path).frame
+    assert whole.height == 40
+    for n in (1, 7, 39, 40, 100):
+        assert_frame_equal(load_predictions(path, max_rows=n).frame, whole.head(n))

@@ -6,6 +6,7 @@ assembles the result.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,9 +62,9 @@ def load_predictions(path: str | Path, max_rows: int | None = None) -> Predictio
 
     Schema: every column is read as text (polars, ``infer_schema=False``); the score, gold and
     confidence columns are parsed as numbers when checked, so a bad cell is reported by line.
-    ``max_rows``: read at most that many data rows (a lazy scan that stops there, so memory
-    follows ``max_rows``, not the file's size; :func:`evaluate_files` passes the number of known
-    products + 1, which a valid file cannot exceed).
+    ``max_rows``: read at most that many data rows (:func:`_read_csv`: memory follows
+    ``max_rows``, not the file's size; :func:`evaluate_files` passes the number of known products
+    + 1, which a valid file cannot exceed).
 
     The gold column is ``true_rank`` if present, else ``true_score``, else none. Raises
     :class:`DataValidationError` naming the file (and column) when it is no file, cannot be read,
@@ -78,8 +79,7 @@ def load_predictions(path: str | Path, max_rows: int | None = None) -> Predictio
     if not path.is_file():
         raise DataValidationError(str(path), "file not found", "give the path of a CSV file")
     try:
-        scan = pl.scan_csv(path, infer_schema=False)
-        frame = (scan if max_rows is None else scan.head(max_rows)).collect()
+        frame = _read_csv(path, max_rows)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         raise DataValidationError(
             str(path),
@@ -117,6 +117,44 @@ def load_predictions(path: str | Path, max_rows: int | None = None) -> Predictio
         gold_column=gold_column,
         has_confidence="confidence" in frame.columns,
     )
+
+
+def _read_csv(path: Path, max_rows: int | None) -> pl.DataFrame:
+    """The CSV as text columns; with ``max_rows``, its first ``max_rows`` data rows only, parsed
+    from a prefix of the file (header + ``max_rows`` lines, read in 1 MiB chunks), so a long file
+    is never read whole (a polars scan maps the whole file: its memory grew with the file's size).
+    A prefix that cuts a quoted field spanning lines is doubled, four times at most; then the
+    whole file is read (a file that odd is parsed right rather than fast)."""
+    if max_rows is not None:
+        lines = max_rows + 1
+        for _ in range(5):
+            prefix, complete = _prefix_lines(path, lines)
+            try:
+                frame = pl.read_csv(io.BytesIO(prefix), infer_schema=False)
+            except pl.exceptions.PolarsError:
+                if complete:
+                    raise
+                frame = None
+            if complete or (frame is not None and frame.height >= max_rows):
+                return frame.head(max_rows)
+            lines *= 2
+    frame = pl.read_csv(path, infer_schema=False)
+    return frame if max_rows is None else frame.head(max_rows)
+
+
+def _prefix_lines(path: Path, lines: int) -> tuple[bytes, bool]:
+    """The file's first ``lines`` lines, and whether that is the whole file."""
+    prefix = bytearray()
+    with open(path, "rb") as fh:
+        while prefix.count(b"\n") < lines:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                return bytes(prefix), True
+            prefix += chunk
+    cut = -1
+    for _ in range(lines):
+        cut = prefix.index(b"\n", cut + 1)
+    return bytes(prefix[: cut + 1]), False
 
 
 def check_json_target(path: Path | None) -> None:

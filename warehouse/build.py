@@ -376,7 +376,8 @@ def _build_locked(
         for leftover in leftovers:
             leftover.unlink(missing_ok=True)
         # a full disk or exhausted memory is named as such, with the file being written
-        resource = resource_error(exc, staging_path) if isinstance(exc, Exception) else None
+        unnamed = isinstance(exc, Exception) and not isinstance(exc, WarehouseError)
+        resource = resource_error(exc, staging_path) if unnamed else None
         if resource is not None:
             raise resource from exc
         raise

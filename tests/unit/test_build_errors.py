@@ -152,3 +152,19 @@ def test_the_build_summary_counts_recomputed_cache_entries(settings, monkeypatch
     )
     again = build_mod.build(settings, log=lambda m: None)  # a line of an earlier build is not
     assert again.recomputed == [entry]  # ... counted twice: this build appended its own
+
+
+def test_a_full_disk_inside_dbt_keeps_the_nodes_line_through_the_build(
+    settings, tmp_path, monkeypatch
+) -> None:
+    """The build does not re-word an error that is already named (the dbt node's line stays)."""
+    _stub_the_build_up_to_the_raw_load(monkeypatch, tmp_path, failure=None)
+    monkeypatch.setattr(load, "write_raw", lambda con, tables: {})
+    line = "IO Error: Could not write file: No space left on device"
+
+    def dbt(args, s, db_path):
+        _run_results(tmp_path / "dbt", f"Runtime Error\n  {line}")
+        raise build_mod.dbt_failure(args[0], tmp_path / "dbt", db_path)
+
+    with pytest.raises(ResourceError, match=f"fct_compound_embeddings \\(error\\): {line}"):
+        build_mod.build(settings, log=lambda m: None, dbt_runner=dbt)

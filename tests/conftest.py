@@ -32,7 +32,7 @@ _PATH_VARIABLES = (
 # and every read is checked against its sha256: a fit is only ever read for identical inputs, so
 # the suite's builds share the project's cache (the one `make build` fills) instead of refitting
 # the default models cold in every build folder. An unrelated or planted file there is never read;
-# a corrupted one is an error naming the file. TASTEBENCH_TEST_RANKING_CACHE points it elsewhere.
+# a corrupted one is logged and refitted. TASTEBENCH_TEST_RANKING_CACHE points it elsewhere.
 SHARED_RANKING_CACHE = Path(
     os.environ.get("TASTEBENCH_TEST_RANKING_CACHE") or REPO_ROOT / "build" / "fits" / "ranking"
 )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env, load_settings
-from warehouse.errors import WarehouseError
+from warehouse.errors import ResourceError, WarehouseError, resource_error
 
 
 class BuildError(WarehouseError):
@@ -41,6 +41,8 @@ class BuildResult:
     rebuilt_models: list[str] = field(default_factory=list)
     selection: list[str] = field(default_factory=list)
     quality: dict | None = None
+    recomputed: list[str] = field(default_factory=list)
+    """Cache entries that failed their checksum during this build and were recomputed."""
 
 
 def default_nectar_bundle(settings: Settings, log: Callable[[str], None] = print) -> Path:
@@ -118,16 +120,35 @@ def run_dbt(
     env = {**os.environ, **settings.as_env(), ENV_DB: str(db_path)}
     proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
     if proc.returncode != 0:
-        failed = [f"{name} ({status})" for name, status in _run_results(target, failed=True)]
-        detail = f": failed {', '.join(failed)}" if failed else ""
-        raise BuildError(
-            f"dbt {args[0]} failed{detail}. The previous warehouse was kept. "
-            f"See {target / 'logs' / 'dbt.log'}"
-        )
+        raise dbt_failure(args[0], target, db_path)
 
 
-def _run_results(target: Path, failed: bool = False) -> list[tuple[str, str]]:
-    """(node name, status) of dbt's last run: failed nodes, or models and seeds that ran."""
+def dbt_failure(command: str, target: Path, db_path: Path) -> WarehouseError:
+    """The error of a failed ``dbt <command>``: each failed node with its own error line from
+    run_results.json; a :class:`~warehouse.errors.ResourceError` when a node ran out of disk or
+    memory."""
+    failed = [
+        f"{name} ({status}): {message}" if message else f"{name} ({status})"
+        for name, status, message in _run_results(target, failed=True)
+    ]
+    detail = f": failed {'; '.join(failed)}" if failed else ""
+    log = target / "logs" / "dbt.log"
+    resource = resource_error(RuntimeError(detail), db_path) if failed else None
+    if resource is not None:
+        return ResourceError(f"{resource} dbt {command}{detail}. See {log}")
+    return BuildError(f"dbt {command} failed{detail}. The previous warehouse was kept. See {log}")
+
+
+def _error_line(message: object) -> str:
+    """The line of a dbt node's message that says what went wrong: its last non-blank line (a
+    Python model's message ends with the exception), cut to 300 characters."""
+    lines = [line.strip() for line in str(message or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _run_results(target: Path, failed: bool = False) -> list[tuple[str, str, str]]:
+    """(node name, status, error line) of dbt's last run: failed nodes, or models and seeds that
+    ran."""
     import json
 
     results = target / "target" / "run_results.json"
@@ -140,7 +161,7 @@ def _run_results(target: Path, failed: bool = False) -> list[tuple[str, str]]:
         is_failure = r.get("status") in {"error", "fail", "runtime error"}
         ran = parts[0] in {"model", "seed"} and r.get("status") == "success"
         if (failed and is_failure) or (not failed and ran):
-            out.append((name, r["status"]))
+            out.append((name, r["status"], _error_line(r.get("message")) if failed else ""))
     return out
 
 
@@ -201,16 +222,19 @@ def build(
     empty)."""
     from datetime import UTC, datetime
 
+    from warehouse.files import ledger_sizes, recomputed_since
     from warehouse.orchestrate.lock import BuildLock
 
     settings = settings or load_settings()
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     with BuildLock(settings.db_path, wait_s=wait_s, log=log):
+        marks = ledger_sizes(settings.cache_roots)
         try:
             result = _build_locked(
                 settings, nectar, dbt_args, log, full_refresh, dbt_runner or run_dbt, food_models
             )
+            result.recomputed = [line["entry"] for line in recomputed_since(marks)]
         except BaseException as exc:
             write_build_record(settings, None, started, time.perf_counter() - t0, error=exc)
             raise
@@ -323,7 +347,7 @@ def _build_locked(
             ran_dbt = bool(select)
         timings["dbt_build_s"] = time.perf_counter() - t
         result.rebuilt_models = (
-            sorted(n for n, _ in _run_results(settings.build_dir / "dbt")) if ran_dbt else []
+            sorted(n for n, _, _ in _run_results(settings.build_dir / "dbt")) if ran_dbt else []
         )
         if plan.mode == "incremental":
             log(
@@ -348,9 +372,14 @@ def _build_locked(
         finally:
             con.close()
         os.replace(staging_path, settings.db_path)
-    except BaseException:
+    except BaseException as exc:
         for leftover in leftovers:
             leftover.unlink(missing_ok=True)
+        # a full disk or exhausted memory is named as such, with the file being written
+        unnamed = isinstance(exc, Exception) and not isinstance(exc, WarehouseError)
+        resource = resource_error(exc, staging_path) if unnamed else None
+        if resource is not None:
+            raise resource from exc
         raise
     result.raw_counts = counts
     state.write_state(settings.db_path, fp, tables_by_source, manifest, counts)
@@ -417,6 +446,7 @@ def write_build_record(
                 "models": result.rebuilt_models,
             },
             "quality": result.quality,
+            "recomputed_cache_entries": result.recomputed,
         }
     settings.build_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import WarehouseError, resource_error
 
 app = typer.Typer(
     name="tastebench",
@@ -226,13 +226,15 @@ def evaluate(
     import json
 
     from warehouse.evaluate.command import score, show
+    from warehouse.evaluate.files import check_json_target
 
     if bootstrap < 1:
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
+    check_json_target(json_out)  # before any work (its folder made here)
+    check_json_target(html_out, "--html")
     result = score(predictions, alone, html_out, gold, bootstrap, seed, db, ci)
     show(result, per_category, html_out, _console())
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n")
         _console().print(f"JSON written to {json_out}")
 
@@ -586,6 +588,8 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence of the CLI
         if os.environ.get("TASTEBENCH_DEBUG") == "1":
             raise
+        if (resource := resource_error(exc)) is not None:
+            _fail(str(resource), 1)
         first = str(exc).splitlines()[0] if str(exc) else ""
         _fail(
             f"unexpected {type(exc).__name__}: {first}. This is a bug in tastebench, not in your "

@@ -75,6 +75,14 @@ class Settings:
     def default_simulation_dir(self) -> Path:
         return self.build_dir / "nectar_simulated"
 
+    @property
+    def cache_roots(self) -> list[Path]:
+        """Every content-addressed cache's root, each with its ``recomputed.jsonl`` ledger of
+        entries that failed their checksum (:mod:`warehouse.files`): the feature vectors, the
+        molecular fit store (with the D-MPNN embeddings) and the food-ranking fit cache."""
+        roots = [self.features_cache_dir, self.fits_dir, self.ranking_cache_dir]
+        return list(dict.fromkeys(roots))
+
     def as_record(self) -> dict[str, str | None]:
         """Every setting by name, paths as strings (what a build records)."""
         return {

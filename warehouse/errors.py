@@ -37,3 +37,44 @@ class DataValidationError(WarehouseError):
         if column is not None:
             where.append(f"column '{column}'")
         super().__init__(f"{', '.join(where)}: {problem}. Fix: {fix}")
+
+
+class ResourceError(WarehouseError):
+    """The machine ran out of something (disk space, memory): neither a bug nor bad input."""
+
+
+_NO_SPACE = ("no space left on device", "disk quota exceeded", "not enough space on the disk")
+_NO_MEMORY = ("out of memory", "cannot allocate memory")
+
+
+def resource_error(exc: BaseException, path: object = None) -> ResourceError | None:
+    """A :class:`ResourceError` naming what was being written when ``exc`` (or an exception it
+    was raised from) is a full disk or an exhausted memory: an ``OSError`` with ``ENOSPC`` /
+    ``EDQUOT`` / ``ENOMEM``, a ``MemoryError``, or a DuckDB error whose text says so (DuckDB
+    reports a full disk as an ``IOException`` or a ``TransactionException`` on commit). None for
+    anything else. ``path``: the file being written (an ``OSError``'s own filename wins)."""
+    import errno
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc).lower()
+        code = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+        where = getattr(exc, "filename", None) or path
+        target = f" while writing {where}" if where else ""
+        if code in (errno.ENOSPC, errno.EDQUOT) or any(s in text for s in _NO_SPACE):
+            return ResourceError(
+                f"no space left on device{target}; free space or point TASTEBENCH_BUILD_DIR "
+                "elsewhere (the previous warehouse, if any, was kept unchanged)."
+            )
+        if (
+            isinstance(exc, MemoryError)
+            or code == errno.ENOMEM
+            or any(s in text for s in _NO_MEMORY)
+        ):
+            return ResourceError(
+                f"out of memory{target}; close other programs or run on a machine with more "
+                "memory (the previous warehouse, if any, was kept unchanged)."
+            )
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -29,6 +29,7 @@ def tiny_db(tmp_path_factory) -> Path:
 def broken_csv(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "predictions.csv"
     path.write_text("category,product_code\nMilk,1\n")
+    path.with_name("header_only.csv").write_text("category,product_code,predicted_score\n")
     return path
 
 
@@ -54,6 +55,9 @@ CASES = [
     ("sql-format", ["sql", "select 1", "--db", "{db}", "--format", "xml"], "unknown --format"),
     ("evaluate-missing", ["evaluate", "{tmp}/none.csv"], "file not found"),
     ("evaluate-malformed", ["evaluate", "{csv}"], "missing column 'predicted_score'"),
+    ("evaluate-header-only", ["evaluate", "{header}"], "header_only.csv, line 2: no data rows"),
+    ("evaluate-directory", ["evaluate", "{tmp}"], "a directory, not a file"),
+    ("evaluate-json-dir", ["evaluate", "{csv}", "--json", "{tmp}"], "is a directory, not a file"),
     ("report", ["report", "--db", "{tmp}/none.duckdb", "--out", "{tmp}/r.html"], "no warehouse"),
     ("quality", ["quality", "--db", "{tmp}/none.duckdb"], "no warehouse"),
     ("release", ["release", "{tmp}/rel", "--db", "{tmp}/none.duckdb"], "no warehouse"),
@@ -71,7 +75,8 @@ CASES = [
 def test_broken_input_gets_one_clear_paragraph(
     args, expected, tmp_path, tiny_db, broken_csv, data_mirror
 ):
-    argv = [a.format(tmp=tmp_path, db=tiny_db, csv=broken_csv) for a in args]
+    header = broken_csv.with_name("header_only.csv")
+    argv = [a.format(tmp=tmp_path, db=tiny_db, csv=broken_csv, header=header) for a in args]
     proc = run(argv, tmp_path, data_mirror)
     assert proc.returncode != 0, proc.stdout
     assert "Traceback" not in proc.stderr + proc.stdout

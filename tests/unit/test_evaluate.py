@@ -572,3 +572,50 @@ def test_per_category_and_comparison_mart_frames(oof_mart) -> None:
     assert (comps["ci_method"] == "ustat_t").all()
     assert (comps["model_a"] < comps["model_b"]).all()
     assert (comps["data_origin"] == "tastebench_public").all()
+
+
+def test_input_errors_come_before_any_work(tmp_path, nnls_frame, monkeypatch) -> None:
+    """A header-only file, a directory as input and a directory as --json are input errors
+    naming the path and the fix, raised before the reference is read or anything is scored."""
+    import warehouse.evaluate.files as files_mod
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the inputs were checked")
+
+    monkeypatch.setattr(files_mod, "load_reference", no_work)
+    header = tmp_path / "header.csv"
+    header.write_text("category,product_code,predicted_score,true_rank\n")
+    with pytest.raises(DataValidationError, match=r"header.csv, line 2: no data rows.*Fix: add"):
+        evaluate_files([_write(nnls_frame, tmp_path / "ok.csv"), header], n_boot=FAST)
+    with pytest.raises(DataValidationError, match=r"a directory, not a file. Fix: give the path"):
+        evaluate_files([tmp_path], n_boot=FAST)
+    monkeypatch.setattr(files_mod, "evaluate_files", no_work)
+    result = CliRunner().invoke(app, ["evaluate", str(header), "--json", str(tmp_path)])
+    assert isinstance(result.exception, WarehouseError)
+    assert f"--json {tmp_path} is a directory" in str(result.exception)
+    assert "Fix: give a file path" in str(result.exception)
+
+
+def test_a_long_file_stops_at_the_first_error_batch(tmp_path, nnls_frame) -> None:
+    """Checks read at most one row more than there are known products: a long file of duplicate
+    rows reports its first duplicate (line 217) and never reaches a broken row far below it."""
+    df = pd.concat([nnls_frame, *[nnls_frame.iloc[[7]]] * 20_000], ignore_index=True)
+    df = df.astype({"predicted_score": object})
+    df.loc[len(df) - 1, "predicted_score"] = "not a number"
+    path = _bad(tmp_path, df, "long.csv")
+    with pytest.raises(DataValidationError, match=r"line 217.*duplicate row.*first at line 9"):
+        evaluate_files([path], n_boot=FAST)
+    assert len(load_predictions(path, max_rows=300).frame) == 300
+    assert len(load_predictions(path).frame) == len(df)
+
+
+def test_a_bounded_read_is_the_head_of_the_whole_read(tmp_path) -> None:
+    """The prefix read gives exactly the first rows of the whole-file read, also when a quoted
+    note spans lines, when the file has no final newline, and when it is shorter than the bound."""
+    rows = [f'Milk,{i},0.{i},"note {i}\nline two, with a comma"' for i in range(40)]
+    path = tmp_path / "notes.csv"
+    path.write_text("category,product_code,predicted_score,note\n" + "\n".join(rows))
+    whole = load_predictions(path).frame
+    assert whole.height == 40
+    for n in (1, 7, 39, 40, 100):
+        assert_frame_equal(load_predictions(path, max_rows=n).frame, whole.head(n))

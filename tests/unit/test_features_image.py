@@ -84,3 +84,20 @@ def test_no_photo_at_all_is_an_absent_block(tmp_path: Path) -> None:
     products = pl.DataFrame({"category": ["Milk"], "product_code": [1], "data_origin": ["t"]})
     blk = image_block(products, _images([]), None, tmp_path)
     assert blk.is_absent and blk.dim == 54 and not blk.matrix.any()
+
+
+def test_a_corrupted_descriptor_is_recomputed(tmp_path: Path) -> None:
+    from warehouse.features.cache import VectorCache, sha256_file
+    from warehouse.features.images import IMAGE_ENCODER, image_encoder_version
+    from warehouse.files import ledger_sizes, recomputed_since
+
+    photo, cache = tmp_path / "front.png", tmp_path / "cache"
+    _photo(photo, (200, 30, 30), square=True)
+    cold, misses = describe_images([photo], cache)
+    assert misses == 1
+    entry = VectorCache(cache, IMAGE_ENCODER, image_encoder_version()).path(sha256_file(photo))
+    entry.write_bytes(entry.read_bytes()[:-8] + np.float64(7.0).tobytes())  # last value changed
+    marks = ledger_sizes([cache])
+    warm, misses = describe_images([photo], cache)
+    assert misses == 1 and warm.tobytes() == cold.tobytes()
+    assert [line["entry"] for line in recomputed_since(marks)] == [str(entry)]

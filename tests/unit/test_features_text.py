@@ -96,3 +96,24 @@ def test_real_model_is_deterministic_and_normalized(text_model, tmp_path: Path) 
         cold.matrix[0].tobytes()
         == text_mod.encode_one(text_model, "Water | Pea Protein").astype(np.float64).tobytes()
     )
+
+
+def test_a_corrupted_entry_is_logged_and_recomputed(tmp_path: Path, caplog) -> None:
+    from warehouse.files import ledger_sizes, recomputed_since
+
+    cold = text_block(PRODUCTS, tmp_path, loader=list, encode=_fake_encode, version="t1")
+    entry = VectorCache(tmp_path, text_mod.TEXT_MODEL, "t1").path(sha256_text("Water | Oats"))
+    np.save(entry, np.zeros(text_mod.TEXT_DIM, np.float32))  # wrong values, a valid .npy
+    marks = ledger_sizes([tmp_path])
+    calls: list[str] = []
+    with caplog.at_level("WARNING", logger="warehouse.cache"):
+        warm = text_block(
+            PRODUCTS, tmp_path, loader=lambda: calls, encode=_fake_encode, version="t1"
+        )
+    assert calls == ["Water | Oats"]  # only the corrupted entry was encoded again
+    assert warm.matrix.tobytes() == cold.matrix.tobytes()
+    assert [r for r in caplog.records if str(entry) in r.getMessage()]
+    assert [line["entry"] for line in recomputed_since(marks)] == [str(entry)]
+    again = text_block(PRODUCTS, tmp_path, loader=list, encode=_fake_encode, version="t1")
+    assert again.matrix.tobytes() == cold.matrix.tobytes()
+    assert len(recomputed_since(marks)) == 1  # the rewritten entry verifies again

@@ -188,7 +188,7 @@ def test_domain_hashes_follow_imports_transitively(tmp_path: Path, monkeypatch) 
         (pkg / name / "__init__.py").write_text(
             f"from warehouse.{imports} import x\n" if imports else "x = 1\n"
         )
-    for base in ("config.py", "errors.py"):
+    for base in ("config.py", "errors.py", "files.py"):
         (pkg / base).write_text("")
     monkeypatch.setattr(state, "PACKAGE_DIR", pkg)
     monkeypatch.setattr(state, "REPO_ROOT", root)
@@ -196,3 +196,5 @@ def test_domain_hashes_follow_imports_transitively(tmp_path: Path, monkeypatch) 
     (pkg / "c" / "__init__.py").write_text("x = 2\n")
     after = state.domain_hashes()
     assert {d for d in before if before[d] != after[d]} == {"a", "b", "c"}
+    (pkg / "files.py").write_text("# the cache helpers every domain may use\n")
+    assert all(state.domain_hashes()[d] != after[d] for d in after)

@@ -1,6 +1,7 @@
 """The layout rule (DEVELOPERS.md, STYLE.md), as executable checks.
 
-* the top of ``warehouse/`` holds only cli.py, config.py, errors.py, build.py and packages;
+* the top of ``warehouse/`` holds only cli.py, config.py, errors.py, files.py (file helpers),
+  build.py and packages;
 * a dbt Python model imports only ``warehouse.<domain>.marts``;
 * a domain package imports only the packages below it (``ALLOWED``), never ``release``, ``quality``
   or ``evaluate``, and never another domain's ``marts``;
@@ -17,8 +18,8 @@ import pytest
 from warehouse.config import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "warehouse"
-TOP_LEVEL = {"__init__.py", "cli.py", "config.py", "errors.py", "build.py"}
-BASE = {"config", "errors", "__version__"}
+TOP_LEVEL = {"__init__.py", "cli.py", "config.py", "errors.py", "files.py", "build.py"}
+BASE = {"config", "errors", "files", "__version__"}
 # What each package may import besides itself and BASE: the layers, bottom to top.
 ALLOWED: dict[str, set[str]] = {
     "sources": set(),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from warehouse.files import recomputed_since
 from warehouse.ranking.cache import (
     FitCache,
-    FitCacheError,
     canonical_json,
     config_hash,
     fit_id,
@@ -43,8 +43,14 @@ def test_round_trip_atomic_and_verified(tmp_path):
     assert sorted(p.name for p in (tmp_path / "ab").iterdir()) == [f"{key}.json", f"{key}.npz"]
     npz = tmp_path / "ab" / f"{key}.npz"
     npz.write_bytes(npz.read_bytes()[:-3] + b"xyz")
-    with pytest.raises(FitCacheError, match="does not match the sha256"):
-        cache.get(key)
+    assert cache.get(key) is None  # a mismatch is a miss: the caller refits, never stops
+    (line,) = recomputed_since({tmp_path: 0})
+    assert line["entry"] == str(npz) and "does not match the sha256" in line["problem"]
+    (tmp_path / "ab" / f"{key}.json").write_text("{not json")
+    assert cache.get(key) is None
+    assert "unreadable" in recomputed_since({tmp_path: 0})[-1]["problem"]
+    cache.put(key, {"predictions": np.arange(3.0)}, {"model": "m"})
+    assert cache.get(key)[0]["predictions"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_no_root_stores_nothing():

@@ -95,3 +95,20 @@ def test_fit_result_frame_and_model_key(small):
     ]
     assert frame.height == small.n and fit.model_key == "ridge_SN"
     assert frame["predicted_score"].to_numpy().tobytes() == fit.predictions.tobytes()
+
+
+def test_a_corrupted_fit_is_logged_and_refitted(small, tmp_path, caplog):
+    from warehouse.files import recomputed_since
+
+    jobs = [Job.of("bradley_terry", "SNC")]
+    cold = run_fits(small, jobs, FitCache(tmp_path), n_jobs=1)
+    (npz,) = tmp_path.rglob("*.npz")
+    npz.write_bytes(npz.read_bytes().replace(b"\x00", b"\x01", 1))
+    cache = FitCache(tmp_path)
+    with caplog.at_level("WARNING", logger="warehouse.cache"):
+        again = run_fits(small, jobs, cache, n_jobs=1)
+    assert not again[0].from_cache and cache.writes == 1  # refitted, not stopped
+    assert again[0].predictions.tobytes() == cold[0].predictions.tobytes()
+    assert [r for r in caplog.records if str(npz) in r.getMessage()]
+    assert [line["entry"] for line in recomputed_since({tmp_path: 0})] == [str(npz)]
+    assert run_fits(small, jobs, FitCache(tmp_path), n_jobs=1)[0].from_cache  # whole again

@@ -90,7 +90,7 @@ def warehouse_fits(db_path: Path) -> list[tuple[PredictionFile, dict[str, object
 def _user_files(paths: Sequence[str | Path]) -> list[PredictionFile]:
     if not paths:
         raise WarehouseError("no prediction files given. Fix: pass one or more CSV paths.")
-    return [load_predictions(p) for p in paths]
+    return [load_predictions(p, max_rows=1) for p in paths]  # structure first
 
 
 def _context_models(
@@ -212,6 +212,9 @@ def evaluate_in_context(
     users = _user_files(paths)
     mode = resolve_gold_mode(gold, users)
     ref = load_reference(mode, db, settings)
+    # at most one row more than there are known products (a longer file has an unknown or
+    # duplicate row among them): memory follows the product set, not the file's size
+    users = [load_predictions(f.path, max_rows=ref.known.height + 1) for f in users]
     frames = {f.name: _scored_frame(f, ref)[0] for f in users}  # bad input fails here, first
     notes: list[str] = []
     context = _context_models(users, ref, settings, db, notes)

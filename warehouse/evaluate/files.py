@@ -6,6 +6,7 @@ assembles the result.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,28 +57,42 @@ class PredictionFile:
     has_confidence: bool
 
 
-def load_predictions(path: str | Path) -> PredictionFile:
+def load_predictions(path: str | Path, max_rows: int | None = None) -> PredictionFile:
     """Read a prediction CSV (``category, product_code, predicted_score``; extra columns kept).
 
     Schema: every column is read as text (polars, ``infer_schema=False``); the score, gold and
     confidence columns are parsed as numbers when checked, so a bad cell is reported by line.
+    ``max_rows``: read at most that many data rows (:func:`_read_csv`: memory follows
+    ``max_rows``, not the file's size; :func:`evaluate_files` passes the number of known products
+    + 1, which a valid file cannot exceed).
 
     The gold column is ``true_rank`` if present, else ``true_score``, else none. Raises
-    :class:`DataValidationError` naming the file (and column) when it cannot be read or lacks a
-    required column. Values are checked later, against the known products
-    (:func:`evaluate_files` via :func:`warehouse.metrics.validate_predictions`).
+    :class:`DataValidationError` naming the file (and column) when it is no file, cannot be read,
+    has no data row or lacks a required column. Values are checked later, against the known
+    products (:func:`evaluate_files` via :func:`warehouse.metrics.validate_predictions`).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataValidationError(
+            str(path), "a directory, not a file", f"give the path of a CSV file (e.g. {path}/x.csv)"
+        )
     if not path.is_file():
         raise DataValidationError(str(path), "file not found", "give the path of a CSV file")
     try:
-        frame = pl.read_csv(path, infer_schema=False)
+        frame = _read_csv(path, max_rows)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         raise DataValidationError(
             str(path),
             f"not a readable CSV ({' '.join(str(exc).split())})",
             "save the predictions as UTF-8 CSV",
         ) from exc
+    if frame.height == 0:
+        raise DataValidationError(
+            str(path),
+            "no data rows (a header only)",
+            "add one row per product: category, product_code, predicted_score",
+            row=2,
+        )
     try:
         frame = frame.rename({c: str(c).strip() for c in frame.columns})
     except pl.exceptions.PolarsError as exc:
@@ -102,6 +117,69 @@ def load_predictions(path: str | Path) -> PredictionFile:
         gold_column=gold_column,
         has_confidence="confidence" in frame.columns,
     )
+
+
+def _read_csv(path: Path, max_rows: int | None) -> pl.DataFrame:
+    """The CSV as text columns; with ``max_rows``, its first ``max_rows`` data rows only, parsed
+    from a prefix of the file (header + ``max_rows`` lines, read in 1 MiB chunks), so a long file
+    is never read whole (a polars scan maps the whole file: its memory grew with the file's size).
+    A prefix that cuts a quoted field spanning lines is doubled, four times at most; then the
+    whole file is read (a file that odd is parsed right rather than fast)."""
+    if max_rows is not None:
+        lines = max_rows + 1
+        for _ in range(5):
+            prefix, complete = _prefix_lines(path, lines)
+            try:
+                frame = pl.read_csv(io.BytesIO(prefix), infer_schema=False)
+            except pl.exceptions.PolarsError:
+                if complete:
+                    raise
+                frame = None
+            if complete or (frame is not None and frame.height >= max_rows):
+                return frame.head(max_rows)
+            lines *= 2
+    frame = pl.read_csv(path, infer_schema=False)
+    return frame if max_rows is None else frame.head(max_rows)
+
+
+def _prefix_lines(path: Path, lines: int) -> tuple[bytes, bool]:
+    """The file's first ``lines`` lines, and whether that is the whole file."""
+    prefix = bytearray()
+    with open(path, "rb") as fh:
+        while prefix.count(b"\n") < lines:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                return bytes(prefix), True
+            prefix += chunk
+    cut = -1
+    for _ in range(lines):
+        cut = prefix.index(b"\n", cut + 1)
+    return bytes(prefix[: cut + 1]), False
+
+
+def check_json_target(path: Path | None, option: str = "--json") -> None:
+    """An output file's target (``--json``, ``--html``), checked (its folder made) before any
+    scoring work: a file path in a folder that can be written, never a directory."""
+    import os
+
+    if path is None:
+        return
+    path = Path(path)
+    example = path / ("evaluation.html" if option == "--html" else "evaluation.json")
+    fix = f"Fix: give a file path, e.g. {option} {example}"
+    if path.is_dir():
+        raise WarehouseError(f"{option} {path} is a directory, not a file. {fix}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(
+            f"{option} {path}: cannot make its folder {path.parent} ({exc.strerror or exc}). "
+            "Fix: give a path in a folder you can write to."
+        ) from exc
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise WarehouseError(
+            f"{option} {path}: not writable. Fix: give a path in a folder you can write to."
+        )
 
 
 @dataclass
@@ -307,7 +385,10 @@ def evaluate_files(
     if ci not in CI_CHOICES:
         raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
     compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
-    files = [p if isinstance(p, PredictionFile) else load_predictions(p) for p in paths]
+    # structure first (header and first row, no scoring work), then at most one row more than
+    # there are known products: a longer file has an unknown or duplicate row among them
+    given = [p for p in paths if isinstance(p, PredictionFile)]  # loaded by the caller
+    files = [p if isinstance(p, PredictionFile) else load_predictions(p, max_rows=1) for p in paths]
     seen: dict[str, Path] = {}
     for f in files:
         if f.name in seen:
@@ -318,6 +399,10 @@ def evaluate_files(
         seen[f.name] = f.path
     mode = resolve_gold_mode(gold, files)
     ref = load_reference(mode, Path(db_path) if db_path else None, settings)
+    files = [
+        f if any(f is g for g in given) else load_predictions(f.path, max_rows=ref.known.height + 1)
+        for f in files
+    ]
 
     models, tables, frames = [], {}, {}
     notes: list[str] = []

@@ -2,34 +2,30 @@
 
 The caller passes the cache directory (the build passes ``<build_dir>/features/cache``); the
 library never picks one itself. A vector is written once, atomically (temporary file, then
-``os.replace``), and read back byte for byte: ``np.save`` / ``np.load`` round-trip the dtype
-and bytes exactly, so a cache hit returns the identical vector the encoder produced.
+``os.replace``), with a ``<key>.npy.sha256`` sidecar (:mod:`warehouse.files`), and read back byte
+for byte: ``np.save`` / ``np.load`` round-trip the dtype and bytes exactly, so a cache hit returns
+the identical vector the encoder produced. An entry that fails its checksum is logged, counted in
+``<cache_dir>/recomputed.jsonl`` and read as a miss, so the caller recomputes and overwrites it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from warehouse.features.block import FeatureError
+from warehouse.files import atomic_write, sha256_file, verified, write_checksum
+
+__all__ = ["VectorCache", "sha256_file", "sha256_text"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class VectorCache:
@@ -41,7 +37,8 @@ class VectorCache:
                 "feature cache: no cache directory given. Fix: pass cache_dir "
                 "(the build uses <build_dir>/features/cache)"
             )
-        self.dir = Path(root) / _SAFE.sub("_", encoder) / _SAFE.sub("_", version)
+        self.root = Path(root)
+        self.dir = self.root / _SAFE.sub("_", encoder) / _SAFE.sub("_", version)
 
     def path(self, key: str) -> Path:
         if not re.fullmatch(r"[0-9a-f]{64}", key):
@@ -49,8 +46,9 @@ class VectorCache:
         return self.dir / key[:2] / f"{key}.npy"
 
     def get(self, key: str) -> np.ndarray | None:
+        """The stored vector, or None (absent, no checksum, or failing it: recompute)."""
         path = self.path(key)
-        if not path.exists():
+        if not verified(path, self.root):
             return None
         try:
             return np.load(path, allow_pickle=False)
@@ -59,7 +57,11 @@ class VectorCache:
 
     def put(self, key: str, vector: np.ndarray) -> None:
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npy")
-        np.save(tmp, np.ascontiguousarray(vector), allow_pickle=False)
-        os.replace(tmp, path)
+        vector = np.ascontiguousarray(vector)
+        atomic_write(path, lambda tmp: _save(tmp, vector))
+        write_checksum(path)
+
+
+def _save(tmp: Path, vector: np.ndarray) -> None:
+    with open(tmp, "wb") as fh:  # a file object: np.save would append .npy to a bare name
+        np.save(fh, vector, allow_pickle=False)

@@ -21,7 +21,6 @@ is what ``chemprop fingerprint --ffn-block-index -1`` writes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,6 +36,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from warehouse.files import sha256_file
 from warehouse.molecular.baselines import (
     SPLITS,
     FitResult,
@@ -121,14 +121,6 @@ def class_weights(codes: np.ndarray, scheme: str) -> np.ndarray:
     else:
         raise ValueError(f"unknown class weighting {scheme!r}")
     return raw * counts.sum() / np.sum(raw * counts)
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @contextmanager

@@ -8,20 +8,31 @@ The fingerprint baselines are trained once per data/configuration/library key by
 back from the artifacts by ``fit_id``, so nothing is trained twice. ``root`` is always passed in:
 the build resolves it through :class:`warehouse.config.Settings` (``fits_dir``, ``dmpnn_dir``),
 never from the repository's own ``build/``.
+
+Every stored file (artifacts, index, cached embeddings) is written atomically with a ``.sha256``
+sidecar (:mod:`warehouse.files`); a read verifies it, and an entry that fails is logged, counted in
+``<root>/recomputed.jsonl`` and recomputed (the fingerprint fits retrained, the embedding rerun).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from warehouse.errors import WarehouseError
+from warehouse.files import (
+    atomic_write,
+    checksum_problem,
+    record_recomputed,
+    sha256_file,
+    verified,
+    write_checksum,
+)
 from warehouse.molecular.baselines import SPLITS, FitResult, train_fingerprint_models
-from warehouse.molecular.dmpnn import CHECKPOINT_NAME, REGISTRY_NAME, load_dmpnn_fit, sha256_file
+from warehouse.molecular.dmpnn import CHECKPOINT_NAME, REGISTRY_NAME, load_dmpnn_fit
 from warehouse.molecular.featurize import RDKIT_VERSION
 from warehouse.molecular.labels import LABEL_COLUMN, SMILES_COLUMN, TASTE_CLASSES
 from warehouse.molecular.staging import split_frames
@@ -34,22 +45,31 @@ def _save_fit(fit: FitResult, root: Path) -> Path:
     import joblib
 
     out = root / fit.fit_id
-    out.mkdir(parents=True, exist_ok=True)
-    if fit.model is not None and not (out / "model.joblib").exists():
-        joblib.dump(fit.model, out / "model.joblib")
-    np.savez(
-        out / "predictions.npz",
-        **{f"proba_{s}": fit.proba[s] for s in SPLITS},
-    )
-    (out / "fit.json").write_text(
-        json.dumps(
-            {"name": fit.name, "fit_id": fit.fit_id, "config": fit.config},
-            sort_keys=True,
-            indent=2,
-            default=str,
-        )
-    )
+    if fit.model is not None and not verified(out / "model.joblib", root):
+        atomic_write(out / "model.joblib", lambda tmp: joblib.dump(fit.model, tmp))
+        write_checksum(out / "model.joblib")
+    proba = {f"proba_{s}": fit.proba[s] for s in SPLITS}
+    atomic_write(out / "predictions.npz", lambda tmp: _savez(tmp, proba))
+    write_checksum(out / "predictions.npz")
+    meta = {"name": fit.name, "fit_id": fit.fit_id, "config": fit.config}
+    text = json.dumps(meta, sort_keys=True, indent=2, default=str)
+    atomic_write(out / "fit.json", text.encode())
     return out
+
+
+def _savez(tmp: Path, arrays: dict[str, np.ndarray]) -> None:
+    with open(tmp, "wb") as fh:  # a file object: np.savez would append .npz to a bare name
+        np.savez(fh, **arrays)
+
+
+def _stored_rows(root: Path, index: Path) -> list[dict] | None:
+    """The fit rows of ``index`` when it and every fit's predictions pass their checksums; None
+    (retrain) otherwise."""
+    if not verified(index, root):
+        return None
+    rows = json.loads(index.read_text())
+    ok = [verified(root / r["fit_id"] / "predictions.npz", root) for r in rows]
+    return rows if all(ok) else None
 
 
 def registered_dmpnn_fits(state: Path) -> list[FitResult]:
@@ -165,8 +185,8 @@ def train_and_register(
     ``dmpnn_dir``: the D-MPNN registry of ``tastebench train molecular``."""
     frames = split_frames(molecules)
     index = root / "fingerprint" / f"{_training_key(frames)}.json"
-    rows = json.loads(index.read_text()) if index.exists() else None
-    if rows is None or not all((root / r["fit_id"] / "predictions.npz").exists() for r in rows):
+    rows = _stored_rows(root, index)
+    if rows is None:
         fits = train_fingerprint_models(
             frames["train"],
             frames["val"],
@@ -178,10 +198,8 @@ def train_and_register(
         for fit in fits.values():
             path = _save_fit(fit, root)
             rows.append(_fit_row(fit, "fingerprint", path / "model.joblib"))
-        index.parent.mkdir(parents=True, exist_ok=True)
-        tmp = index.with_suffix(".tmp")
-        tmp.write_text(json.dumps(rows, indent=2, sort_keys=True))
-        os.replace(tmp, index)
+        atomic_write(index, json.dumps(rows, indent=2, sort_keys=True).encode())
+        write_checksum(index)
     dmpnn = registered_dmpnn_fits(dmpnn_dir)
     chosen = selected_dmpnn(dmpnn)
     for fit in dmpnn:
@@ -226,7 +244,14 @@ def proba_for(fit_row: dict, frames: dict[str, pl.DataFrame], root: Path) -> dic
     are accepted only when their stored gold classes match the split row for row.)
     """
     if fit_row["family"] != "dmpnn":
-        arrays = np.load(root / fit_row["fit_id"] / "predictions.npz")
+        stored = root / fit_row["fit_id"] / "predictions.npz"
+        # dim_ml_fits verified (or retrained) it in this build: a failure now is a foreign row
+        if not stored.exists() or checksum_problem(stored) is not None:
+            raise WarehouseError(
+                f"{stored}: the predictions of {fit_row['model_name']} are missing or fail their "
+                "checksum. Fix: `tastebench build --full-refresh` retrains them (dim_ml_fits)."
+            )
+        arrays = np.load(stored)
         return {s: arrays[f"proba_{s}"] for s in SPLITS}
     path = Path(fit_row["artifact_path"]).parent / "predictions.npz"
     arrays = np.load(path)
@@ -274,7 +299,7 @@ def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str], root: Path):
     (``int_molecules_featurized`` keys), stored once per (checkpoint sha256, SMILES list, encoder,
     chemprop/torch/RDKit versions) under ``<root>/embeddings/`` (``root``: the fit store) so
     rebuilds do not re-run the network (about 1-2 min for 15k SMILES on 2 cores). A stored array
-    of the wrong shape is recomputed."""
+    failing its checksum or of the wrong shape is logged, counted and recomputed."""
     import hashlib
 
     import chemprop
@@ -295,11 +320,17 @@ def cached_dmpnn_embedding(checkpoint: Path, smiles: list[str], root: Path):
     ]
     key = hashlib.sha256("\n".join(map(str, spec)).encode()).hexdigest()
     path = root / "embeddings" / fit_hash / f"{key}.npy"
-    vectors = np.load(path) if path.exists() else None
-    if vectors is None or vectors.ndim != 2 or vectors.shape[0] != len(smiles):
+    vectors = np.load(path) if verified(path, root) else None
+    if vectors is not None and (vectors.ndim != 2 or vectors.shape[0] != len(smiles)):
+        record_recomputed(path, f"stored shape {vectors.shape}, {len(smiles)} SMILES", root)
+        vectors = None
+    if vectors is None:
         vectors = dmpnn_lib.embed_dmpnn(checkpoint, smiles)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, vectors)
-        os.replace(tmp, path)
+        atomic_write(path, lambda tmp: _save_npy(tmp, vectors))
+        write_checksum(path)
     return Embedding(vectors, smiles, dmpnn_lib.DMPNN_ENCODER, fit_hash)
+
+
+def _save_npy(tmp: Path, vectors: np.ndarray) -> None:
+    with open(tmp, "wb") as fh:
+        np.save(fh, vectors)

@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from warehouse.files import sha256_file
 from warehouse.molecular.baselines import FitResult
 from warehouse.molecular.dmpnn import (
     CHECKPOINT_NAME,
@@ -29,7 +30,6 @@ from warehouse.molecular.dmpnn import (
     DMPNNConfig,
     grid_configs,
     selection_key,
-    sha256_file,
     train_dmpnn,
 )
 

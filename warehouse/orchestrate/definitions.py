@@ -33,7 +33,7 @@ from dagster_dbt import (
     dbt_assets,
 )
 
-from warehouse.build import BuildError, build, run_dbt
+from warehouse.build import build, dbt_failure, run_dbt
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, load_settings
 
 ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
@@ -113,9 +113,7 @@ def tastebench_dbt_assets(
                     )
                 )
             if not invocation.is_successful():
-                raise BuildError(
-                    f"dbt {args[0]} failed; the previous warehouse was kept. See the run's logs."
-                )
+                raise dbt_failure(args[0], target.parent, db_path)  # each node's error line
 
     result = build(
         settings,

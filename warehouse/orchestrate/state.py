@@ -161,7 +161,9 @@ def domain_hashes() -> dict[str, str]:
         own[name] = files_hash(REPO_ROOT, files)
         code = [f for f in files if f.suffix == ".py"]
         deps[name] = set().union(*(_warehouse_imports(f) for f in code)) & set(packages)
-    base = files_hash(REPO_ROOT, [PACKAGE_DIR / "config.py", PACKAGE_DIR / "errors.py"])
+    base = files_hash(
+        REPO_ROOT, [PACKAGE_DIR / name for name in ("config.py", "errors.py", "files.py")]
+    )
     out = {}
     for name in packages:
         seen, todo = {name}, [name]

@@ -193,6 +193,15 @@ def render_build(console, result) -> None:
                 f"  why: {'; '.join(result.reasons)}; rebuilt all {len(result.rebuilt_models)} "
                 "models and seeds"
             )
+    if result.recomputed:
+        console.print(
+            f"[yellow]caches: {len(result.recomputed)} entr"
+            f"{'y' if len(result.recomputed) == 1 else 'ies'} failed its checksum and "
+            f"{'was' if len(result.recomputed) == 1 else 'were'} recomputed[/yellow] "
+            f"(first: {result.recomputed[0]}; every one in recomputed.jsonl of its cache)"
+        )
+    elif result.mode != "current":
+        console.print("  caches: no entry failed its checksum (0 recomputed)")
     if result.data_origin == "simulation":
         console.print(
             "[yellow]NECTAR ratings are SIMULATED (calibrated to public aggregates): no number "

@@ -13,8 +13,10 @@ change to any row changes every fold and per-fold keys would never hit where the
 :class:`FitCache` stores ``<root>/<fit_id[:2]>/<fit_id>.npz`` (arrays) and ``<fit_id>.json``
 (configuration, versions, sha256 of the npz, diagnostics). Both are written to a temporary file in
 the same folder and moved into place with ``os.replace`` (npz first; the JSON, written last, marks
-the fit complete). A read checks the sha256; a mismatch is an error naming the file (delete it to
-refit). The root is always passed in by the caller; the library reads no environment variable.
+the fit complete). A read checks the sha256: an unreadable entry or a mismatch is logged once,
+counted in ``<root>/recomputed.jsonl`` (:mod:`warehouse.files`) and read as a miss, so the fit is
+recomputed and the entry overwritten: a cache is never a source of truth. The root is always
+passed in by the caller; the library reads no environment variable.
 """
 
 from __future__ import annotations
@@ -22,15 +24,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import platform
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from warehouse.errors import WarehouseError
+from warehouse.files import atomic_write, record_recomputed, sha256_bytes
 
 ALGORITHM_VERSION = "ranking-1"
 """Bump when the code changes any number a fit produces (part of every configuration hash)."""
@@ -97,24 +97,6 @@ def fit_id(cfg_hash: str, training_rows: str) -> str:
     return sha256_text(canonical_json({"config_hash": cfg_hash, "training_rows": training_rows}))
 
 
-class FitCacheError(WarehouseError):
-    """A stored fit is unreadable or does not match its recorded hash."""
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 class FitCache:
     """Content-addressed store of fits under ``root`` (``None``: nothing is stored)."""
 
@@ -132,7 +114,8 @@ class FitCache:
         return self.root is not None and self._paths(key)[1].exists()
 
     def get(self, key: str) -> tuple[dict[str, np.ndarray], dict[str, object]] | None:
-        """(arrays, metadata) of a stored fit, or None when absent."""
+        """(arrays, metadata) of a stored fit, or None when absent or failing its sha256 (the
+        caller refits and :meth:`put` overwrites the entry)."""
         if self.root is None:
             return None
         npz, meta_path = self._paths(key)
@@ -142,17 +125,17 @@ class FitCache:
             meta = json.loads(meta_path.read_text())
             data = npz.read_bytes()
         except (OSError, ValueError) as exc:
-            raise FitCacheError(
-                f"fit cache entry {meta_path} is unreadable ({exc}); delete "
-                f"{npz} and {meta_path} to refit"
-            ) from exc
-        if hashlib.sha256(data).hexdigest() != meta.get("arrays_sha256"):
-            raise FitCacheError(
-                f"fit cache entry {npz} does not match the sha256 in {meta_path}; "
-                "delete both files to refit"
-            )
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+            record_recomputed(npz, f"unreadable ({exc})", self.root)
+            return None
+        if not isinstance(meta, dict) or sha256_bytes(data) != meta.get("arrays_sha256"):
+            record_recomputed(npz, f"does not match the sha256 in {meta_path.name}", self.root)
+            return None
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+        except (OSError, ValueError) as exc:  # matching bytes that are no npz: a foreign entry
+            record_recomputed(npz, f"not an npz archive ({exc})", self.root)
+            return None
         self.reads += 1
         return arrays, meta
 
@@ -166,7 +149,7 @@ class FitCache:
         data = buf.getvalue()
         record = dict(meta)
         record["fit_id"] = key
-        record["arrays_sha256"] = hashlib.sha256(data).hexdigest()
-        _atomic_write(npz, data)
-        _atomic_write(meta_path, (json.dumps(record, sort_keys=True, indent=1) + "\n").encode())
+        record["arrays_sha256"] = sha256_bytes(data)
+        atomic_write(npz, data)
+        atomic_write(meta_path, (json.dumps(record, sort_keys=True, indent=1) + "\n").encode())
         self.writes += 1

@@ -1,0 +1,153 @@
+"""File helpers shared by every layer: sha256 of a file, atomic writes, checksum sidecars, and the
+ledger of cache entries that failed their checksum and were recomputed.
+
+A content-addressed cache entry ``<entry>`` is stored with a sidecar ``<entry>.sha256`` holding
+the sha256 of its bytes (written after the entry, so a sidecar marks a complete entry). A read
+calls :func:`verified`: an entry whose bytes do not match its sidecar (or that has none) is
+reported through :func:`record_recomputed` (logged once, one line appended to
+``<cache root>/recomputed.jsonl``) and the caller recomputes and overwrites it: a cache is never
+a source of truth. The build counts the ledger lines its run appended (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+SIDECAR_SUFFIX = ".sha256"
+LEDGER_NAME = "recomputed.jsonl"
+
+log = logging.getLogger("warehouse.cache")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def atomic_write(path: Path, write: Callable[[Path], object] | bytes) -> None:
+    """Write ``path`` all-or-nothing: into a temporary file in the same folder (``write(tmp)``, or
+    the given bytes), flushed to disk, then ``os.replace``-d into place. A failure (a full disk)
+    leaves the previous file, if any, untouched and no temporary file behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        if isinstance(write, bytes):
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(write)
+                fh.flush()
+                os.fsync(fh.fileno())
+        else:
+            os.close(fd)
+            write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def sidecar(path: Path) -> Path:
+    return Path(path).with_name(Path(path).name + SIDECAR_SUFFIX)
+
+
+def write_checksum(path: Path) -> str:
+    """Write ``<path>.sha256`` with the sha256 of ``path``; return the digest."""
+    digest = sha256_file(path)
+    atomic_write(sidecar(path), f"{digest}  {Path(path).name}\n".encode())
+    return digest
+
+
+def checksum_problem(path: Path) -> str | None:
+    """Why ``path`` fails its sidecar check (None when its bytes match ``<path>.sha256``)."""
+    try:
+        recorded = sidecar(path).read_text(encoding="ascii").split()
+    except (OSError, UnicodeDecodeError):
+        return f"no readable checksum sidecar {sidecar(path).name}"
+    try:
+        actual = sha256_file(path)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if not recorded or recorded[0] != actual:
+        return f"sha256 {actual[:12]}… differs from the recorded {(recorded or ['none'])[0][:12]}…"
+    return None
+
+
+def verified(path: Path, ledger_root: Path | None) -> bool:
+    """True when the cache entry ``path`` exists and matches its sidecar. An entry that exists but
+    fails the check is recorded (:func:`record_recomputed`) and False is returned: the caller
+    recomputes it. An entry without a sidecar (written before sidecars existed, or torn between
+    the two writes) is a plain miss: recomputed, not counted."""
+    if not Path(path).exists() or not sidecar(path).exists():
+        return False
+    problem = checksum_problem(path)
+    if problem is None:
+        return True
+    record_recomputed(path, problem, ledger_root)
+    return False
+
+
+_logged: set[str] = set()
+
+
+def record_recomputed(entry: Path, problem: str, ledger_root: Path | None) -> None:
+    """Log (once per entry and process) that a cache entry is recomputed, and append one line to
+    ``<ledger_root>/recomputed.jsonl`` (what the build summary counts)."""
+    if str(entry) not in _logged:
+        _logged.add(str(entry))
+        log.warning("cache entry %s failed its checksum (%s): recomputing it", entry, problem)
+    if ledger_root is None:
+        return
+    from datetime import UTC, datetime
+
+    line = {"entry": str(entry), "problem": problem, "at": datetime.now(UTC).isoformat()}
+    try:
+        Path(ledger_root).mkdir(parents=True, exist_ok=True)
+        with open(Path(ledger_root) / LEDGER_NAME, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, sort_keys=True) + "\n")
+    except OSError as exc:  # the ledger only counts; failing to write it must not fail a build
+        log.warning("could not append to the cache ledger in %s: %s", ledger_root, exc)
+
+
+def ledger_sizes(roots: list[Path]) -> dict[Path, int]:
+    """Byte size of each root's ledger now (0 when absent): the mark :func:`recomputed_since`
+    counts from."""
+    out = {}
+    for root in roots:
+        try:
+            out[Path(root)] = (Path(root) / LEDGER_NAME).stat().st_size
+        except OSError:
+            out[Path(root)] = 0
+    return out
+
+
+def recomputed_since(marks: dict[Path, int]) -> list[dict]:
+    """The ledger lines appended after ``marks`` (:func:`ledger_sizes`), over every root."""
+    out = []
+    for root, offset in marks.items():
+        try:
+            with open(Path(root) / LEDGER_NAME, "rb") as fh:
+                fh.seek(offset)
+                tail = fh.read().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in tail.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out

@@ -3,12 +3,13 @@
 
 Two kinds of gated identifiers hide in free text:
 
-* **names** (brands, product names, bundle join keys): text and names are *folded* the same way:
-  Unicode compatibility decomposition (NFKD, which subsumes NFKC for matching), combining marks
-  dropped (accents: "Crème" = "Creme"), a few letters without a decomposition mapped
-  (ø→o, ł→l, đ→d, æ→ae, œ→oe, ß→ss), case folded, quote/apostrophe and dash variants mapped to
-  ``'`` and ``-``, zero-width characters and soft hyphens removed, ``™ ® © ℠`` read as spaces,
-  ``&`` read as ``and``. Then
+* **names** (brands, product names, bundle join keys): text and names are *folded* to the same
+  canonical skeleton (:mod:`warehouse.quality.skeleton`): invisible characters (format, bidi,
+  tag, fillers) removed, tag characters read as the ASCII they spell, compatibility decomposition,
+  accents dropped ("Crème" = "Creme"), the Unicode confusables map (Cyrillic "а" = "a", small
+  capital "ᴀ" = "a"), a few letters without a decomposition mapped (ø→o, ł→l, đ→d, æ→ae, œ→oe),
+  case folded, quote/apostrophe and dash variants mapped to ``'`` and ``-``, ``™ ® © ℠`` read as
+  spaces, ``&`` read as ``and``. Then
   every separator is squeezed out: a name matches wherever its letters and digits appear in a row
   **with any or no separator between them** ("Stone Bend" = "StoneBend" = "stone-bend" =
   "STONE_BEND") **starting at a word start and ending at a word end** (so "Havtra" is not found
@@ -21,7 +22,8 @@ Two kinds of gated identifiers hide in free text:
 
 :func:`find` returns the matches of both kinds with their positions in the *original* text;
 :func:`redact` removes them (and a possessive ``'s`` after a name), and the guards refuse any text
-in which :func:`find` still finds something. Messages never quote what was found:
+in which :func:`find` still finds something. A text holding a bidi control is also read reversed
+(an override displays "artvah" as "havtra"). Messages never quote what was found:
 :func:`fingerprint` gives a short hash of the folded value instead.
 """
 
@@ -32,47 +34,25 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+
+from warehouse.quality.skeleton import (
+    DASHES,
+    MARKS,
+    QUOTES,
+    has_bidi_control,
+    skeleton_char,
+    strip_invisible,
+    tag_text,
+)
 
 SHORT_NAME = 3  # names of <= 3 letters/digits in one word: whole word, in one piece
 MIN_ID_DIGITS = 8  # shorter digit runs are never identifiers
-ZERO_WIDTH = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
-QUOTES = frozenset("'\u2018\u2019\u201a\u201b\u2032\u0060\u00b4\u02bc\u02b9\uff07")
-DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d")
 DIGIT_SEPARATORS = frozenset(" -./_:\u00b7")
-MARKS = frozenset("\u2122\u00ae\u00a9\u2120")  # ™ ® © ℠: separators, not the letters "TM"
-_LETTERS = {"ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "ħ": "h", "ı": "i", "ŧ": "t"}
-
-
-@lru_cache(maxsize=4096)
-def fold_char(ch: str) -> str:
-    """The folded form of one character (possibly empty or several characters)."""
-    if ch in ZERO_WIDTH:
-        return ""
-    if ch in MARKS:
-        return " "
-    if ch in QUOTES:
-        return "'"
-    if ch in DASHES:
-        return "-"
-    out = []
-    for c in unicodedata.normalize("NFKD", ch):
-        if unicodedata.combining(c) or c in ZERO_WIDTH:
-            continue
-        for f in c.casefold():
-            f = _LETTERS.get(f, f)
-            if f in QUOTES:
-                f = "'"
-            elif f in DASHES:
-                f = "-"
-            elif f.isspace():
-                f = " "
-            out.append(f)
-    return "".join(out)
+fold_char = skeleton_char  # the folded form of one character: its skeleton
 
 
 def fold(text: str) -> str:
-    """Folded text (see the module docstring), ``&`` kept as ``&``."""
+    """Folded text (the skeleton, :mod:`warehouse.quality.skeleton`), ``&`` kept as ``&``."""
     return "".join(fold_char(c) for c in text)
 
 
@@ -95,10 +75,14 @@ class Folded:
     def of(cls, text: str) -> Folded:
         chars: list[str] = []
         origin: list[int] = []
+        in_tags = False
         for i, c in enumerate(text):
             f = fold_char(c)
             if f == "&":
                 f = " and "
+            tag = tag_text(c) is not None
+            if tag != in_tags:  # a run of tag characters is a hidden text of its own
+                f, in_tags = " " + f, tag
             for x in f:
                 chars.append(x)
                 origin.append(i)
@@ -241,6 +225,14 @@ class Matcher:
         return list(found)
 
     def _find(self, text: str) -> list[Match]:
+        found = self._find_in_order(text)
+        if has_bidi_control(text):  # an override may display the text reversed: read it so too
+            n = len(text)
+            for m in self._find_in_order(text[::-1]):
+                found.append(Match(n - m.end, n - m.start, m.kind, m.source, m.fingerprint))
+        return _without_overlaps(found)
+
+    def _find_in_order(self, text: str) -> list[Match]:
         found: list[Match] = []
         if self._names:
             f = Folded.of(text)
@@ -264,26 +256,40 @@ class Matcher:
                 if len(digits) >= MIN_ID_DIGITS and key in self._ids:
                     source, fp = self._ids[key]
                     found.append(Match(start, end, "identifier", source, fp))
-        return _without_overlaps(found)
+        return found
 
     def redact(self, text: object) -> object:
-        """``text`` with every match removed (a possessive ``'s`` after a name too), whitespace
+        """``text`` with every match removed (a possessive ``'s`` after a name too), then every
+        invisible character (:func:`~warehouse.quality.skeleton.strip_invisible`), whitespace
         collapsed; repeated until nothing is found (a removal may join two halves of a name).
         Non-strings are returned as they are."""
         if not isinstance(text, str):
             return text
-        out = " ".join(text.split())
+        out = " ".join(text.replace("\u2028", "").replace("\u2029", "").split())
         for _ in range(10):
             matches = self.find(out)
-            if not matches:
+            clean = strip_invisible(out)
+            if not matches and clean == out:
                 return out
+            if not matches:
+                out = " ".join(clean.split())
+                continue
             pieces, pos = [], 0
             for m in matches:
                 pieces.append(out[pos : m.start])
                 pos = _after_possessive(out, m.end) if m.kind == "name" else m.end
             pieces.append(out[pos:])
-            out = " ".join("".join(pieces).split())
+            out = " ".join(_join(pieces).split())
         raise ValueError("redaction did not converge (a text keeps producing gated names)")
+
+
+def _join(pieces: list[str]) -> str:
+    """The pieces left around removed matches, a space between two that would join two words."""
+    out = ""
+    for p in pieces:
+        glue = out and p and out[-1].isalnum() and p[0].isalnum()
+        out += (" " if glue else "") + p
+    return out
 
 
 def _after_possessive(text: str, end: int) -> int:
@@ -351,6 +357,9 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
 
 
 __all__ = [
+    "DASHES",
+    "MARKS",
+    "QUOTES",
     "Folded",
     "Match",
     "Matcher",

@@ -55,6 +55,7 @@ from warehouse.quality.guards.names import (
     check_brand_in_text,
     check_forbidden_columns,
     check_identifier_values,
+    check_unreadable_text,
     redact_names,
 )
 from warehouse.quality.guards.panelists import check_cross_block_key
@@ -71,6 +72,8 @@ RULES: dict[str, str] = {
     "also after dividing by a count; a pair column equal to |delta mean|",
     "brand_in_text": "a brand of the gated products table or of the curated brand seed inside "
     "free text, in any spelling variant",
+    "unreadable_text": "free text with an invisible or control character, a character outside the "
+    "declared scripts, or a mixed-script word (the export does not publish text it cannot read)",
     "public_code_permutation": "public codes must be a per-category random permutation: not the "
     "raw codes, unrelated to the target",
     "code_map_in_public": "the gated public-code map must never be written into a public folder",
@@ -87,6 +90,7 @@ TABLE_RULES = {
     "panel_mean_shape": check_panel_mean_shape,
     "target_near_copy": check_target_near_copy,
     "brand_in_text": check_brand_in_text,
+    "unreadable_text": check_unreadable_text,
     "public_code_permutation": check_public_codes,
     "row_order_hidden_id": check_row_order,
     "cross_block_panelist_key": check_cross_block_key,
@@ -162,6 +166,7 @@ __all__ = [
     "check_public_codes",
     "check_row_order",
     "check_target_near_copy",
+    "check_unreadable_text",
     "code_map_violations",
     "draw_public_codes",
     "guard_frame",

@@ -344,7 +344,8 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
         if not expand:
             continue
         tokens = b.split(" ")
-        while len(tokens) > 1 and name_key(tokens[-1]) in NAME_SUFFIXES:
+        suffixes = {name_key(s) for s in NAME_SUFFIXES}  # skeletons: "farms" is "farrns"
+        while len(tokens) > 1 and name_key(tokens[-1]) in suffixes:
             tokens = tokens[:-1]
         core = " ".join(tokens)
         if core != b and len(name_key(core)) >= 4:

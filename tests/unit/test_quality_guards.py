@@ -263,7 +263,7 @@ def test_unreadable_text_names_product_column_and_code_point(ctx, products, tmp_
     assert "rows 3, 5" in msg
     assert f"row 3 (category {row['category']}, public_code {row['public_code']})" in msg
     assert "U+0435 CYRILLIC SMALL LETTER IE (a mixed-script word)" in msg
-    assert "U+200B ZERO WIDTH SPACE (an invisible format character)" in msg
+    assert "U+200B ZERO WIDTH SPACE (an invisible character)" in msg
     assert guards.guard_frame(TABLE, products, ctx, rules=["unreadable_text"]) == []
     products.write_csv(tmp_path / "products.csv")
     (tmp_path / "README.md").write_text("# Release\nPublic codes only\u2066.\n")

@@ -247,7 +247,7 @@ def first_unreadable(text: str) -> Unreadable | None:
         return Unreadable(m.start(), m.group(), "a control character") if m else None
     for i, c in enumerate(text):
         if is_invisible(c):
-            return Unreadable(i, c, "an invisible format character")
+            return Unreadable(i, c, "an invisible character")
     if m:
         return Unreadable(m.start(), m.group(), "a control character")
     for word in regex.finditer(r"\w+", text):

@@ -15,9 +15,10 @@ instead). The same functions run
   ``raise_for_violations`` turns violations into a :class:`GuardError`.
 
 Modules: :mod:`.base` (violations, context, tolerances), :mod:`.names` (column names, brands and
-identifiers in text), :mod:`.target` (panel means and near-copies), :mod:`.codes` (public codes,
-row order), :mod:`.panelists` (cross-block keys), :mod:`.linkage` (set-level: feature/target
-joins, cross-file linkage), :mod:`.folders` (release folders). Tolerances: docs/quality.md.
+identifiers in text, unreadable text), :mod:`.target` (panel means and near-copies),
+:mod:`.codes` (public codes, row order), :mod:`.panelists` (cross-block keys), :mod:`.linkage`
+(set-level: feature/target joins, cross-file linkage), :mod:`.folders` (release folders).
+Tolerances: docs/quality.md.
 """
 
 from __future__ import annotations

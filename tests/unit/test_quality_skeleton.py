@@ -184,6 +184,8 @@ def test_digit_identifiers_are_matched_on_the_digits_not_the_skeleton() -> None:
     m = Matcher({}, {"087177842718": "UPC"})
     assert [x.kind for x in m.find("UPC 0 87177 84271 8")] == ["identifier"]
     assert m.find("UPC O 87l77 8427l 8") == []  # letters that look like digits are not digits
+    (hit,) = m.find("UPC" + _tags("0 87177 84271 8") + ".")  # digits spelled in tag characters
+    assert (hit.kind, hit.start, hit.end) == ("identifier", 3, 18)
 
 
 @pytest.mark.parametrize(

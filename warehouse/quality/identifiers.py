@@ -39,6 +39,7 @@ from warehouse.quality.skeleton import (
     DASHES,
     MARKS,
     QUOTES,
+    decode_tags,
     has_bidi_control,
     skeleton_char,
     strip_invisible,
@@ -251,7 +252,7 @@ class Matcher:
                         found.append(Match(start, end, "name", source, fp))
                     pos = sq.find(key, pos + 1)
         if self._ids:
-            for start, end, digits in digit_runs(text):
+            for start, end, digits in digit_runs(decode_tags(text)):
                 key = digits.lstrip("0")
                 if len(digits) >= MIN_ID_DIGITS and key in self._ids:
                     source, fp = self._ids[key]

@@ -160,6 +160,13 @@ def tag_text(c: str) -> str | None:
     return chr(cp - 0xE0000) if TAG_FIRST <= cp <= TAG_LAST else None
 
 
+def decode_tags(text: str) -> str:
+    """``text`` with every tag character replaced by the ASCII it spells (same length)."""
+    if text.isascii():
+        return text
+    return "".join(tag_text(c) or c for c in text)
+
+
 def is_bidi_control(c: str) -> bool:
     return unicodedata.bidirectional(c) in BIDI_CLASSES
 
@@ -290,6 +297,7 @@ __all__ = [
     "QUOTES",
     "Unreadable",
     "code_point",
+    "decode_tags",
     "first_unreadable",
     "has_bidi_control",
     "is_invisible",

@@ -173,6 +173,15 @@ def test_reversed_brand_under_an_override_is_found_at_its_place() -> None:
     assert MATCHER.find("Water, artvaH Oil") == []  # no override: not read backwards
 
 
+@pytest.mark.parametrize("text", ["Oat|y Oat Base", "O\u00a2tly", "Water|Oatly", "Oatly|Salt"])
+def test_symbols_that_look_like_letters(text) -> None:
+    """A symbol whose confusables prototype is a letter reads as that letter inside a word (``|``
+    for ``l``, ``¢`` for ``c``) and as a separator elsewhere."""
+    matcher = Matcher({"Oatly": "brand", "Octly": "brand"})
+    assert matcher.find(text), text
+    assert matcher.find(matcher.redact(text)) == []
+
+
 def test_tag_spelled_brand_is_a_word_of_its_own() -> None:
     text = "Salt" + _tags("Havtra") + " Oil"
     (m,) = MATCHER.find(text)

@@ -41,6 +41,7 @@ from warehouse.quality.skeleton import (
     QUOTES,
     decode_tags,
     has_bidi_control,
+    letter_like,
     skeleton_char,
     strip_invisible,
     tag_text,
@@ -73,7 +74,9 @@ class Folded:
     where: tuple[int, ...]
 
     @classmethod
-    def of(cls, text: str) -> Folded:
+    def of(cls, text: str, symbols_as_letters: bool = False) -> Folded:
+        """``symbols_as_letters``: a symbol that looks like a letter (``|`` for ``l``) between two
+        letters or digits is read as that letter (else it is a separator)."""
         chars: list[str] = []
         origin: list[int] = []
         in_tags = False
@@ -81,6 +84,8 @@ class Folded:
             f = fold_char(c)
             if f == "&":
                 f = " and "
+            elif symbols_as_letters and letter_like(c) and _inside_word(text, i):
+                f = letter_like(c) or f
             tag = tag_text(c) is not None
             if tag != in_tags:  # a run of tag characters is a hidden text of its own
                 f, in_tags = " " + f, tag
@@ -99,6 +104,18 @@ class Folded:
     def word_end(self, k: int) -> bool:
         i = self.where[k]
         return i == len(self.chars) - 1 or not _is_word(self.chars[i + 1])
+
+
+def _inside_word(text: str, i: int) -> bool:
+    before = fold_char(text[i - 1]) if i > 0 else ""
+    after = fold_char(text[i + 1]) if i + 1 < len(text) else ""
+    return bool(before and after and _is_word(before[-1]) and _is_word(after[0]))
+
+
+def _symbol_inside_word(text: str) -> bool:
+    if text.isascii() and "|" not in text:
+        return False
+    return any(letter_like(c) and _inside_word(text, i) for i, c in enumerate(text))
 
 
 def name_key(name: str) -> str:
@@ -227,16 +244,18 @@ class Matcher:
 
     def _find(self, text: str) -> list[Match]:
         found = self._find_in_order(text)
+        if self._names and _symbol_inside_word(text):  # "Oat|y": read the | as an l too
+            found += self._find_in_order(text, symbols_as_letters=True)
         if has_bidi_control(text):  # an override may display the text reversed: read it so too
             n = len(text)
             for m in self._find_in_order(text[::-1]):
                 found.append(Match(n - m.end, n - m.start, m.kind, m.source, m.fingerprint))
         return _without_overlaps(found)
 
-    def _find_in_order(self, text: str) -> list[Match]:
+    def _find_in_order(self, text: str, symbols_as_letters: bool = False) -> list[Match]:
         found: list[Match] = []
         if self._names:
-            f = Folded.of(text)
+            f = Folded.of(text, symbols_as_letters)
             sq = f.squeezed
         if self._names and self._any is not None and self._any.search(sq):
             for key, (source, fp, short) in self._names:
@@ -251,7 +270,7 @@ class Matcher:
                         end = f.origin[f.where[last]] + 1
                         found.append(Match(start, end, "name", source, fp))
                     pos = sq.find(key, pos + 1)
-        if self._ids:
+        if self._ids and not symbols_as_letters:
             for start, end, digits in digit_runs(decode_tags(text)):
                 key = digits.lstrip("0")
                 if len(digits) >= MIN_ID_DIGITS and key in self._ids:

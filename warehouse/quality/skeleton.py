@@ -147,6 +147,25 @@ def _reached_by_case() -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _letter_like() -> dict[str, str]:
+    """Symbols and punctuation whose confusables prototype is one ASCII letter (``|`` -> ``l``,
+    ``¢`` -> ``c``, ``×`` -> ``x``): outside the map's letters, read as letters only inside a word
+    (``identifiers.Folded``)."""
+    out = {}
+    for s, t in prototypes().items():
+        if unicodedata.category(s)[0] not in _MAPPED:
+            k = _fixed_point(t)
+            if len(k) == 1 and k.isascii() and k.isalpha():
+                out[s] = k
+    return out
+
+
+def letter_like(c: str) -> str | None:
+    """The letter a symbol looks like (:func:`_letter_like`), else None."""
+    return _letter_like().get(c)
+
+
 # --- characters ---------------------------------------------------------------------------------
 def is_invisible(c: str) -> bool:
     """A character that renders as nothing: category Cf (tag characters included), a filler, the
@@ -301,6 +320,7 @@ __all__ = [
     "first_unreadable",
     "has_bidi_control",
     "is_invisible",
+    "letter_like",
     "prototypes",
     "skeleton",
     "skeleton_char",

@@ -354,6 +354,7 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
     seed is matched as listed (``expand=False``): it names common-word brands only in a
     distinctive form ("Impossible Foods", not "Impossible")."""
     out: set[str] = set()
+    suffixes = {name_key(s) for s in NAME_SUFFIXES}  # skeletons: "farms" is "farrns"
     for brand in brands:
         if brand is None or not isinstance(brand, str):
             continue
@@ -364,7 +365,6 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
         if not expand:
             continue
         tokens = b.split(" ")
-        suffixes = {name_key(s) for s in NAME_SUFFIXES}  # skeletons: "farms" is "farrns"
         while len(tokens) > 1 and name_key(tokens[-1]) in suffixes:
             tokens = tokens[:-1]
         core = " ".join(tokens)

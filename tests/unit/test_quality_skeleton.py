@@ -1,8 +1,9 @@
 """The Unicode skeleton (warehouse.quality.skeleton) behind the text matcher, property-tested: a
 generated brand disguised with any combination of look-alike letters (Cyrillic, Greek, Armenian,
-Cherokee, small capitals), invisible format characters, blank fillers, tag spelling, a
-right-to-left override around the reversed brand and separators is still found and redacted, and
-is refused as unreadable; ordinary ingredient text is neither matched nor refused."""
+Cherokee, small capitals), symbols that look like letters, invisible format characters, blank
+fillers, tag spelling, a right-to-left override around the reversed brand and separators is still
+found and redacted, and refused as unreadable where it leaves the declared scripts or holds an
+invisible character; ordinary ingredient text is neither matched nor refused."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ LOOK_ALIKES: dict[str, dict[str, str]] = {
 FORMAT = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u200e", "\u200f",
           "\u2066", "\u2067", "\u2068", "\u2069", "\u180e", "\U000e0001", "\u061c"]  # fmt: skip
 FILLERS = ["\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u034f", "\u2028", "\u2029"]
+SYMBOLS = {"l": "|", "c": "\u00a2", "x": "\u00d7", "y": "\u00a5", "t": "\u22a4"}  # | ¢ × ¥ ⊤
 SEPARATORS = [" ", "-", "_", ".", "\u00a0", "\u2013", "/", " - "]
 BEFORE = ["", "Water, ", "(", "Contains: ", "Salt | ", "Pea Protein "]
 AFTER = ["", " Plant-Based Blend (Water)", ", Salt", ")", " 2%", "."]
@@ -78,13 +80,16 @@ def disguised(draw) -> tuple[str, str, set[str]]:
     """(brand, a sentence holding it disguised, the disguise classes it uses)."""
     brand = draw(brands())
     scripts = draw(st.lists(st.sampled_from(sorted(LOOK_ALIKES)), unique=True, max_size=5))
-    hidden = draw(st.sets(st.sampled_from(["format", "filler", "tags", "override"]), max_size=2))
+    kinds = ["format", "filler", "tags", "override", "symbols"]
+    hidden = draw(st.sets(st.sampled_from(kinds), max_size=3))
     used: set[str] = set()
     words = []
     for word in brand.split(" "):
         chars = []
         for i, c in enumerate(word):
             look, script = _letter(draw, c, scripts)
+            if 0 < i < len(word) - 1 and "symbols" in hidden and c.lower() in SYMBOLS:
+                look, script = SYMBOLS[c.lower()], "symbols"  # "Oat|y": | for l inside a word
             chars.append(look)
             used |= {script} if script else set()
             for kind, pool in (("format", FORMAT), ("filler", FILLERS)):
@@ -112,7 +117,7 @@ def test_no_disguised_brand_escapes_the_matcher(case) -> None:
     assert matcher.find(redacted) == [], (brand, text, redacted)
     assert skeleton(brand).replace(" ", "") not in skeleton(redacted).replace(" ", "")
     assert first_unreadable(redacted) is None, (text, redacted)
-    if used - {"small_capitals"}:  # another script or an invisible character: refused as is
+    if used - {"small_capitals", "symbols"}:  # another script or invisible: refused as is
         assert first_unreadable(text) is not None, (text, used)
 
 

@@ -107,8 +107,13 @@ class Folded:
 
 
 def _inside_word(text: str, i: int) -> bool:
-    before = fold_char(text[i - 1]) if i > 0 else ""
-    after = fold_char(text[i + 1]) if i + 1 < len(text) else ""
+    """The nearest visible characters on both sides of ``text[i]`` that are not letter-like
+    symbols themselves are letters or digits."""
+
+    def nearest(chars) -> str:
+        return next((fold_char(c) for c in chars if fold_char(c) and not letter_like(c)), "")
+
+    before, after = nearest(reversed(text[:i])), nearest(text[i + 1 :])
     return bool(before and after and _is_word(before[-1]) and _is_word(after[0]))
 
 
@@ -243,14 +248,18 @@ class Matcher:
         return list(found)
 
     def _find(self, text: str) -> list[Match]:
+        found = self._readings(text)
+        if has_bidi_control(text):  # an override may display the text reversed: read it so too
+            n = len(text)
+            for m in self._readings(text[::-1]):
+                found.append(Match(n - m.end, n - m.start, m.kind, m.source, m.fingerprint))
+        return _without_overlaps(found)
+
+    def _readings(self, text: str) -> list[Match]:
         found = self._find_in_order(text)
         if self._names and _symbol_inside_word(text):  # "Oat|y": read the | as an l too
             found += self._find_in_order(text, symbols_as_letters=True)
-        if has_bidi_control(text):  # an override may display the text reversed: read it so too
-            n = len(text)
-            for m in self._find_in_order(text[::-1]):
-                found.append(Match(n - m.end, n - m.start, m.kind, m.source, m.fingerprint))
-        return _without_overlaps(found)
+        return found
 
     def _find_in_order(self, text: str, symbols_as_letters: bool = False) -> list[Match]:
         found: list[Match] = []

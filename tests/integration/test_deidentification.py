@@ -8,8 +8,11 @@ tests run against the code before the fix (where they fail) and after it.
 
 Two planted warehouses are built once per session:
 
-* ``text``: brand spellings, brands the bundle does not list and separated UPCs in the ingredient
-  lists of rated analogs -> the competition export must succeed and carry none of them;
+* ``text``: brand spellings, Unicode disguises (confusables, a filler inside the word, an
+  override around the reversed brand, tag characters), brands the bundle does not list and
+  separated UPCs in the ingredient lists of rated analogs -> the competition and the release
+  exports must succeed and no exported file (CSV, JSON, Markdown, Parquet, the DuckDB file) may
+  hold any of them, read through the skeleton;
 * ``target``: per-product near-copies of the panel mean -> the competition export must refuse.
 """
 
@@ -31,6 +34,9 @@ from warehouse.cli import app
 from warehouse.config import load_settings
 from warehouse.quality import governance
 from warehouse.quality.guards import GatedContext, guard_release_dir
+from warehouse.quality.guards.folders import read_db_file
+from warehouse.quality.identifiers import Matcher
+from warehouse.quality.skeleton import first_unreadable, skeleton
 
 pytestmark = pytest.mark.integration
 
@@ -73,6 +79,21 @@ def _fullwidth(c: str) -> str:
     return chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c
 
 
+def _tags(text: str) -> str:
+    """``text`` spelled in invisible Unicode tag characters (U+E0020-U+E007E)."""
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
+
+
+UNICODE_PLANTS = [  # (leak class, Brand to set, the disguised spelling, the rest of the text)
+    ("unicode_confusables", "Korvath Mills", "K\u043erv\u0430th M\u0456lls", "Pea Blend"),
+    ("unicode_greek_cherokee", "Velmora", "\u13d9\u0395LM\u039f\u13a1\u13aa", "Soy Blend"),
+    ("unicode_filler", "Tamsel", "Tam\u3164sel", "Oat Blend"),
+    ("unicode_rlo_reversed", "Brindle Oak", "\u202e" + "Brindle Oak"[::-1] + "\u202c", "Rye Blend"),
+    ("unicode_tag_spelled", "Quillon", _tags("Quillon"), "Rice Blend"),
+    ("unicode_small_capitals", "Dorvik", "\u1d05\u1d0f\u0280\u1d20\u026a\u1d0b", "Bean Blend"),
+]
+
+
 def _text_plants(analogs: pl.DataFrame) -> list[dict]:
     """One plant per leak class: the product (a rated analog), the Brand to set (or None), the
     text prepended to its ingredient list, and the exact string that must never be public."""
@@ -99,6 +120,9 @@ def _text_plants(analogs: pl.DataFrame) -> list[dict]:
     out = []
     for name, row, brand, leak, rest in plants:
         out.append({"name": name, "row": row or next(free), "brand": brand,
+                    "text": f"{leak} {rest} (Water), ", "leak": leak})  # fmt: skip
+    for name, brand, leak, rest in UNICODE_PLANTS:
+        out.append({"name": name, "row": next(free), "brand": brand,
                     "text": f"{leak} {rest} (Water), ", "leak": leak})  # fmt: skip
     for form in _upc_forms("0" * 12):
         row = next(free)  # each form in its own product, always that product's own UPC
@@ -216,7 +240,7 @@ TEXT_CLASSES = [
     "curly_apostrophe", "dropped_accent", "ampersand_as_and", "words_joined", "words_hyphenated",
     "soft_hyphen", "short_brand", "zero_width_and_fullwidth", "seed_brand_not_in_bundle",
     "seed_brand_variant", "upc_slashes", "upc_dots", "upc_spaces", "upc_ean13",
-    "upc_no_check_digit",
+    "upc_no_check_digit", *(name for name, *_ in UNICODE_PLANTS),
 ]  # fmt: skip
 
 
@@ -243,6 +267,58 @@ def test_planted_text_identifier_never_reaches_the_competition(text_competition,
     # the rest of the planted ingredient text is still published (redacted, not dropped)
     rest = plant["text"].split(plant["leak"], 1)[1].strip(" ,")
     assert any(rest in t for t in texts), rest
+
+
+@pytest.fixture(scope="session")
+def text_release(planted_text, tmp_path_factory):
+    """The release exported from the planted warehouse (the same planted build)."""
+    settings, plants = planted_text
+    root = tmp_path_factory.mktemp("text_release")
+    out, gated = root / "release", root / "gated"
+    res = _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _exported_texts(folder: Path) -> dict[str, list[str]]:
+    """Every text cell of every table (CSV, Parquet, every table of a DuckDB file) and every text
+    file (JSON, Markdown) of an exported folder, by file."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if path.suffix in (".md", ".json"):
+            out[rel] = path.read_text(encoding="utf-8").splitlines()
+            continue
+        if path.suffix == ".csv":
+            frames = {rel: pl.read_csv(path, infer_schema_length=0)}
+        elif path.suffix == ".parquet":
+            frames = {rel: pl.read_parquet(path)}
+        elif path.suffix == ".duckdb":
+            frames = read_db_file(path, rel)
+        else:
+            continue
+        for name, frame in frames.items():
+            cells = [v for c, d in frame.schema.items() if d == pl.String for v in frame[c]]
+            out[name] = [v for v in cells if v]
+    return out
+
+
+def test_unicode_disguised_brands_reach_no_exported_file(text_competition, text_release) -> None:
+    """Issue #20: every exported file of the competition and of the release, read through the
+    skeleton, holds none of the planted brands (nor any text the guards could not read)."""
+    out, plants = text_competition
+    brands = {p["brand"] for p in plants if p["name"].startswith("unicode_")}
+    matcher = Matcher(dict.fromkeys(brands, "planted brand"))
+    keys = {skeleton(b).replace(" ", "") for b in brands}
+    scanned = {**_exported_texts(out), **{f"release/{k}": v for k, v in
+                                          _exported_texts(text_release).items()}}  # fmt: skip
+    assert any(".duckdb:" in f for f in scanned), "the release's DuckDB file was scanned"
+    for name, cells in scanned.items():
+        for cell in cells:
+            squeezed = "".join(c for c in skeleton(cell) if c.isalnum())
+            assert not [k for k in keys if k in squeezed], (name, cell)
+            assert not matcher.find(cell), (name, cell)
+            assert first_unreadable(cell) is None, (name, cell)
 
 
 # --- 2. near-copies of the target ---------------------------------------------------------------

@@ -235,6 +235,44 @@ def test_brand_in_text_variants_and_seed(ctx, products) -> None:
     assert guards.guard_frame(TABLE, near, ctx, rules=["brand_in_text"]) == []
 
 
+def test_brand_in_unicode_disguise(ctx, products) -> None:
+    """Confusables, a filler inside the word, an override around the reversed brand, tag
+    spelling: each found, and redaction removes it."""
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "Havtra")
+    disguises = ["H\u0430vtr\u0430 Blend", "Hav\u3164tra Blend", "\u202eartvaH\u202c Blend",
+                 f"Blend{tags}", "\u0397\u0391VTRA Blend", "ʜᴀᴠᴛʀᴀ Blend"]  # fmt: skip
+    text = ["Water | Salt"] * len(products)
+    for i, d in enumerate(disguises):
+        text[2 * i] = d
+    leaked = products.with_columns(cleaned_ingredients=pl.Series(text))
+    v = guards.guard_frame(TABLE, leaked, ctx, rules=["brand_in_text"])
+    assert "rows 1, 3, 5, 7, 9 (+1 more)" in _assert_named(
+        v, TABLE, "cleaned_ingredients", "brand_in_text"
+    )
+    assert [ctx.redact([d])[0] for d in disguises] == ["Blend"] * len(disguises)
+
+
+def test_unreadable_text_names_product_column_and_code_point(ctx, products, tmp_path) -> None:
+    text = ["Water | Salt"] * len(products)
+    text[2] = "Pea Prot\u0435in | Salt"  # Cyrillic е inside a Latin word
+    text[4] = "Water\u200b | Salt"
+    leaked = products.with_columns(cleaned_ingredients=pl.Series(text))
+    v = guards.guard_frame(TABLE, leaked, ctx, rules=["unreadable_text"])
+    msg = _assert_named(v, TABLE, "cleaned_ingredients", "unreadable_text")
+    row = leaked.row(2, named=True)
+    assert "rows 3, 5" in msg
+    assert f"row 3 (category {row['category']}, public_code {row['public_code']})" in msg
+    assert "U+0435 CYRILLIC SMALL LETTER IE (a mixed-script word)" in msg
+    assert "U+200B ZERO WIDTH SPACE (an invisible character)" in msg
+    assert guards.guard_frame(TABLE, products, ctx, rules=["unreadable_text"]) == []
+    products.write_csv(tmp_path / "products.csv")
+    (tmp_path / "README.md").write_text("# Release\nPublic codes only\u2066.\n")
+    v = guards.guard_release_dir(tmp_path, ctx)
+    assert "U+2066 LEFT-TO-RIGHT ISOLATE" in _assert_named(
+        v, "README.md", "(file text)", "unreadable_text"
+    )
+
+
 def test_public_codes_equal_to_raw_codes(ctx, products) -> None:
     identity = ctx.code_map.with_columns(public_code=pl.col("product_code"))
     bad = ctx.with_code_map(identity)

@@ -3,12 +3,13 @@
 
 Two kinds of gated identifiers hide in free text:
 
-* **names** (brands, product names, bundle join keys): text and names are *folded* the same way:
-  Unicode compatibility decomposition (NFKD, which subsumes NFKC for matching), combining marks
-  dropped (accents: "Crème" = "Creme"), a few letters without a decomposition mapped
-  (ø→o, ł→l, đ→d, æ→ae, œ→oe, ß→ss), case folded, quote/apostrophe and dash variants mapped to
-  ``'`` and ``-``, zero-width characters and soft hyphens removed, ``™ ® © ℠`` read as spaces,
-  ``&`` read as ``and``. Then
+* **names** (brands, product names, bundle join keys): text and names are *folded* to the same
+  canonical skeleton (:mod:`warehouse.quality.skeleton`): invisible characters (format, bidi,
+  tag, fillers) removed, tag characters read as the ASCII they spell, compatibility decomposition,
+  accents dropped ("Crème" = "Creme"), the Unicode confusables map (Cyrillic "а" = "a", small
+  capital "ᴀ" = "a"), a few letters without a decomposition mapped (ø→o, ł→l, đ→d, æ→ae, œ→oe),
+  case folded, quote/apostrophe and dash variants mapped to ``'`` and ``-``, ``™ ® © ℠`` read as
+  spaces, ``&`` read as ``and``. Then
   every separator is squeezed out: a name matches wherever its letters and digits appear in a row
   **with any or no separator between them** ("Stone Bend" = "StoneBend" = "stone-bend" =
   "STONE_BEND") **starting at a word start and ending at a word end** (so "Havtra" is not found
@@ -21,7 +22,8 @@ Two kinds of gated identifiers hide in free text:
 
 :func:`find` returns the matches of both kinds with their positions in the *original* text;
 :func:`redact` removes them (and a possessive ``'s`` after a name), and the guards refuse any text
-in which :func:`find` still finds something. Messages never quote what was found:
+in which :func:`find` still finds something. A text holding a bidi control is also read reversed
+(an override displays "artvah" as "havtra"). Messages never quote what was found:
 :func:`fingerprint` gives a short hash of the folded value instead.
 """
 
@@ -32,47 +34,27 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+
+from warehouse.quality.skeleton import (
+    DASHES,
+    MARKS,
+    QUOTES,
+    decode_tags,
+    has_bidi_control,
+    letter_like,
+    skeleton_char,
+    strip_invisible,
+    tag_text,
+)
 
 SHORT_NAME = 3  # names of <= 3 letters/digits in one word: whole word, in one piece
 MIN_ID_DIGITS = 8  # shorter digit runs are never identifiers
-ZERO_WIDTH = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
-QUOTES = frozenset("'\u2018\u2019\u201a\u201b\u2032\u0060\u00b4\u02bc\u02b9\uff07")
-DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d")
 DIGIT_SEPARATORS = frozenset(" -./_:\u00b7")
-MARKS = frozenset("\u2122\u00ae\u00a9\u2120")  # ™ ® © ℠: separators, not the letters "TM"
-_LETTERS = {"ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "ħ": "h", "ı": "i", "ŧ": "t"}
-
-
-@lru_cache(maxsize=4096)
-def fold_char(ch: str) -> str:
-    """The folded form of one character (possibly empty or several characters)."""
-    if ch in ZERO_WIDTH:
-        return ""
-    if ch in MARKS:
-        return " "
-    if ch in QUOTES:
-        return "'"
-    if ch in DASHES:
-        return "-"
-    out = []
-    for c in unicodedata.normalize("NFKD", ch):
-        if unicodedata.combining(c) or c in ZERO_WIDTH:
-            continue
-        for f in c.casefold():
-            f = _LETTERS.get(f, f)
-            if f in QUOTES:
-                f = "'"
-            elif f in DASHES:
-                f = "-"
-            elif f.isspace():
-                f = " "
-            out.append(f)
-    return "".join(out)
+fold_char = skeleton_char  # the folded form of one character: its skeleton
 
 
 def fold(text: str) -> str:
-    """Folded text (see the module docstring), ``&`` kept as ``&``."""
+    """Folded text (the skeleton, :mod:`warehouse.quality.skeleton`), ``&`` kept as ``&``."""
     return "".join(fold_char(c) for c in text)
 
 
@@ -92,13 +74,21 @@ class Folded:
     where: tuple[int, ...]
 
     @classmethod
-    def of(cls, text: str) -> Folded:
+    def of(cls, text: str, symbols_as_letters: bool = False) -> Folded:
+        """``symbols_as_letters``: a symbol that looks like a letter (``|`` for ``l``) between two
+        letters or digits is read as that letter (else it is a separator)."""
         chars: list[str] = []
         origin: list[int] = []
+        in_tags = False
         for i, c in enumerate(text):
             f = fold_char(c)
             if f == "&":
                 f = " and "
+            elif symbols_as_letters and letter_like(c) and _inside_word(text, i):
+                f = letter_like(c) or f
+            tag = tag_text(c) is not None
+            if tag != in_tags:  # a run of tag characters is a hidden text of its own
+                f, in_tags = " " + f, tag
             for x in f:
                 chars.append(x)
                 origin.append(i)
@@ -114,6 +104,23 @@ class Folded:
     def word_end(self, k: int) -> bool:
         i = self.where[k]
         return i == len(self.chars) - 1 or not _is_word(self.chars[i + 1])
+
+
+def _inside_word(text: str, i: int) -> bool:
+    """The nearest visible characters on both sides of ``text[i]`` that are not letter-like
+    symbols themselves are letters or digits."""
+
+    def nearest(chars) -> str:
+        return next((fold_char(c) for c in chars if fold_char(c) and not letter_like(c)), "")
+
+    before, after = nearest(reversed(text[:i])), nearest(text[i + 1 :])
+    return bool(before and after and _is_word(before[-1]) and _is_word(after[0]))
+
+
+def _symbol_inside_word(text: str) -> bool:
+    if text.isascii() and "|" not in text:
+        return False
+    return any(letter_like(c) and _inside_word(text, i) for i, c in enumerate(text))
 
 
 def name_key(name: str) -> str:
@@ -241,9 +248,23 @@ class Matcher:
         return list(found)
 
     def _find(self, text: str) -> list[Match]:
+        found = self._readings(text)
+        if has_bidi_control(text):  # an override may display the text reversed: read it so too
+            n = len(text)
+            for m in self._readings(text[::-1]):
+                found.append(Match(n - m.end, n - m.start, m.kind, m.source, m.fingerprint))
+        return _without_overlaps(found)
+
+    def _readings(self, text: str) -> list[Match]:
+        found = self._find_in_order(text)
+        if self._names and _symbol_inside_word(text):  # "Oat|y": read the | as an l too
+            found += self._find_in_order(text, symbols_as_letters=True)
+        return found
+
+    def _find_in_order(self, text: str, symbols_as_letters: bool = False) -> list[Match]:
         found: list[Match] = []
         if self._names:
-            f = Folded.of(text)
+            f = Folded.of(text, symbols_as_letters)
             sq = f.squeezed
         if self._names and self._any is not None and self._any.search(sq):
             for key, (source, fp, short) in self._names:
@@ -258,32 +279,46 @@ class Matcher:
                         end = f.origin[f.where[last]] + 1
                         found.append(Match(start, end, "name", source, fp))
                     pos = sq.find(key, pos + 1)
-        if self._ids:
-            for start, end, digits in digit_runs(text):
+        if self._ids and not symbols_as_letters:
+            for start, end, digits in digit_runs(decode_tags(text)):
                 key = digits.lstrip("0")
                 if len(digits) >= MIN_ID_DIGITS and key in self._ids:
                     source, fp = self._ids[key]
                     found.append(Match(start, end, "identifier", source, fp))
-        return _without_overlaps(found)
+        return found
 
     def redact(self, text: object) -> object:
-        """``text`` with every match removed (a possessive ``'s`` after a name too), whitespace
+        """``text`` with every match removed (a possessive ``'s`` after a name too), then every
+        invisible character (:func:`~warehouse.quality.skeleton.strip_invisible`), whitespace
         collapsed; repeated until nothing is found (a removal may join two halves of a name).
         Non-strings are returned as they are."""
         if not isinstance(text, str):
             return text
-        out = " ".join(text.split())
+        out = " ".join(text.replace("\u2028", "").replace("\u2029", "").split())
         for _ in range(10):
             matches = self.find(out)
-            if not matches:
+            clean = strip_invisible(out)
+            if not matches and clean == out:
                 return out
+            if not matches:
+                out = " ".join(clean.split())
+                continue
             pieces, pos = [], 0
             for m in matches:
                 pieces.append(out[pos : m.start])
                 pos = _after_possessive(out, m.end) if m.kind == "name" else m.end
             pieces.append(out[pos:])
-            out = " ".join("".join(pieces).split())
+            out = " ".join(_join(pieces).split())
         raise ValueError("redaction did not converge (a text keeps producing gated names)")
+
+
+def _join(pieces: list[str]) -> str:
+    """The pieces left around removed matches, a space between two that would join two words."""
+    out = ""
+    for p in pieces:
+        glue = out and p and out[-1].isalnum() and p[0].isalnum()
+        out += (" " if glue else "") + p
+    return out
 
 
 def _after_possessive(text: str, end: int) -> int:
@@ -328,6 +363,7 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
     seed is matched as listed (``expand=False``): it names common-word brands only in a
     distinctive form ("Impossible Foods", not "Impossible")."""
     out: set[str] = set()
+    suffixes = {name_key(s) for s in NAME_SUFFIXES}  # skeletons: "farms" is "farrns"
     for brand in brands:
         if brand is None or not isinstance(brand, str):
             continue
@@ -338,7 +374,7 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
         if not expand:
             continue
         tokens = b.split(" ")
-        while len(tokens) > 1 and name_key(tokens[-1]) in NAME_SUFFIXES:
+        while len(tokens) > 1 and name_key(tokens[-1]) in suffixes:
             tokens = tokens[:-1]
         core = " ".join(tokens)
         if core != b and len(name_key(core)) >= 4:
@@ -351,6 +387,9 @@ def brand_names(brands: Iterable[object], *, expand: bool = True) -> tuple[str, 
 
 
 __all__ = [
+    "DASHES",
+    "MARKS",
+    "QUOTES",
     "Folded",
     "Match",
     "Matcher",

@@ -15,9 +15,10 @@ instead). The same functions run
   ``raise_for_violations`` turns violations into a :class:`GuardError`.
 
 Modules: :mod:`.base` (violations, context, tolerances), :mod:`.names` (column names, brands and
-identifiers in text), :mod:`.target` (panel means and near-copies), :mod:`.codes` (public codes,
-row order), :mod:`.panelists` (cross-block keys), :mod:`.linkage` (set-level: feature/target
-joins, cross-file linkage), :mod:`.folders` (release folders). Tolerances: docs/quality.md.
+identifiers in text, unreadable text), :mod:`.target` (panel means and near-copies),
+:mod:`.codes` (public codes, row order), :mod:`.panelists` (cross-block keys), :mod:`.linkage`
+(set-level: feature/target joins, cross-file linkage), :mod:`.folders` (release folders).
+Tolerances: docs/quality.md.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from warehouse.quality.guards.names import (
     check_brand_in_text,
     check_forbidden_columns,
     check_identifier_values,
+    check_unreadable_text,
     redact_names,
 )
 from warehouse.quality.guards.panelists import check_cross_block_key
@@ -71,6 +73,8 @@ RULES: dict[str, str] = {
     "also after dividing by a count; a pair column equal to |delta mean|",
     "brand_in_text": "a brand of the gated products table or of the curated brand seed inside "
     "free text, in any spelling variant",
+    "unreadable_text": "free text with an invisible or control character, a character outside the "
+    "declared scripts, or a mixed-script word (the export does not publish text it cannot read)",
     "public_code_permutation": "public codes must be a per-category random permutation: not the "
     "raw codes, unrelated to the target",
     "code_map_in_public": "the gated public-code map must never be written into a public folder",
@@ -87,6 +91,7 @@ TABLE_RULES = {
     "panel_mean_shape": check_panel_mean_shape,
     "target_near_copy": check_target_near_copy,
     "brand_in_text": check_brand_in_text,
+    "unreadable_text": check_unreadable_text,
     "public_code_permutation": check_public_codes,
     "row_order_hidden_id": check_row_order,
     "cross_block_panelist_key": check_cross_block_key,
@@ -162,6 +167,7 @@ __all__ = [
     "check_public_codes",
     "check_row_order",
     "check_target_near_copy",
+    "check_unreadable_text",
     "code_map_violations",
     "draw_public_codes",
     "guard_frame",

@@ -1,8 +1,8 @@
 """Guards on a written folder (a release or a competition): every table (CSV, TSV, Parquet, and
 every table or view inside a DuckDB file) as a public table, the set-level rules over the tables (a
 Parquet file or a DuckDB table that twins a CSV is guarded on its own but joins the set only once),
-every text file scanned for brands and identifiers line by line, and no file or DuckDB table named
-like the gated code map.
+every text file scanned line by line for brands, identifiers and unreadable text, and no file or
+DuckDB table named like the gated code map.
 
 A DuckDB table ``<schema>.<table>`` in ``<file>.duckdb`` is read as the table
 ``<file>.duckdb:<schema>.<table>``; it twins the CSV ``<schema>/<table>.csv`` of the same folder
@@ -114,7 +114,11 @@ def guard_release_dir(path: Path, gated_context: GatedContext) -> list[GuardViol
     cross-file linkage among them), text files scanned for brand names and identifiers, and no
     file that looks like (or holds) the gated code map."""
     from warehouse.quality.guards import SET_RULES, guard_frame
-    from warehouse.quality.guards.names import check_brand_in_text, check_identifier_values
+    from warehouse.quality.guards.names import (
+        check_brand_in_text,
+        check_identifier_values,
+        check_unreadable_text,
+    )
 
     path = Path(path)
     if not path.is_dir():
@@ -132,6 +136,7 @@ def guard_release_dir(path: Path, gated_context: GatedContext) -> list[GuardViol
         )
         out.extend(check_brand_in_text(rel, frame, gated_context))
         out.extend(check_identifier_values(rel, frame, gated_context))
+        out.extend(check_unreadable_text(rel, frame, gated_context))
     for name in tables:
         if ":" in name and MAP_FILE.search(name.split(":", 1)[1]):
             out.append(

@@ -1,6 +1,7 @@
 """Rules on what a column is called and what its text says: forbidden column names, gated
-identifiers (UPC digits, join keys) in any column, brand names in free text. Text is matched by
-the one matcher of :mod:`warehouse.quality.identifiers` that redaction uses too."""
+identifiers (UPC digits, join keys) in any column, brand names in free text, and text that cannot
+be read (invisible characters, undeclared scripts, mixed-script words). Text is matched by the one
+matcher of :mod:`warehouse.quality.identifiers` that redaction uses too."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from warehouse.quality.guards.base import (
     as_polars,
     is_text,
     norm,
+    public_code_columns,
     text_columns,
     violation_rows,
 )
 from warehouse.quality.identifiers import Match, Matcher, digits_key, fingerprint
+from warehouse.quality.skeleton import first_unreadable
 
 _FORBIDDEN_NAMES: tuple[tuple[str, str], ...] = (
     (r"brand", "a brand"),
@@ -137,6 +140,38 @@ def check_brand_in_text(table: str, frame, ctx: GatedContext) -> list[GuardViola
         for col in text_columns(frame)
     )
     return [v for v in found if v is not None]
+
+
+def check_unreadable_text(
+    table: str, frame, ctx: GatedContext | None = None
+) -> list[GuardViolation]:
+    """Text the export cannot read (:func:`~warehouse.quality.skeleton.first_unreadable`): an
+    invisible or control character, a character outside the declared scripts, a mixed-script
+    word. The message names the rows, their public codes and the first offending code point."""
+    frame = as_polars(frame)
+    codes = public_code_columns(frame)
+    out = []
+    for col in text_columns(frame):
+        values = frame[col].cast(pl.String).to_list()
+        found = [first_unreadable(v) if isinstance(v, str) else None for v in values]
+        hit = np.array([f is not None for f in found])
+        if not hit.any():
+            continue
+        rows, n = violation_rows(hit)
+        first = next(f for f in found if f is not None)
+        examples = tuple(f"row {r}{_product(frame, codes, r - 1)}: {found[r - 1]}" for r in rows)
+        detail = (
+            f"{n} row(s) hold text the export cannot read, first {first}. Fix: rewrite the text "
+            "in the declared scripts without invisible characters"
+        )
+        out.append(GuardViolation(table, str(col), "unreadable_text", detail, examples, rows, n))
+    return out
+
+
+def _product(frame: pl.DataFrame, codes: list[str], i: int) -> str:
+    """`` (category x, public_code n)`` of row ``i`` when the table has them."""
+    keys = [c for c in ("category", *codes) if c in frame.columns]
+    return " (" + ", ".join(f"{c} {frame[c][i]}" for c in keys) + ")" if keys else ""
 
 
 def redact_names(values, ctx_or_names) -> pl.Series:

@@ -155,12 +155,14 @@ def simulate(
     console.print(f"calibration: {report.calibration}")
 
 
-SQL_FORMATS = ("table", "csv", "json", "markdown")
-
-
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL to run read-only against the warehouse.")],
+    query: Annotated[
+        str | None, typer.Argument(help="SQL to run read-only against the warehouse.")
+    ] = None,
+    file: Annotated[
+        str | None, typer.Option("-f", "--file", help="Read the SQL from FILE (- for stdin).")
+    ] = None,
     db: Annotated[Path | None, typer.Option(help="DuckDB file.")] = None,
     output_format: Annotated[
         str,
@@ -168,25 +170,16 @@ def sql(
     ] = "table",
     limit: Annotated[
         int | None,
-        typer.Option(help="Rows to print. Default: 50 for table, every row otherwise."),
+        typer.Option(help="Rows to print. Default: 50 for a table on a terminal, else every row."),
     ] = None,
 ) -> None:
-    """Run a read-only SQL query against the built warehouse and print the result."""
+    """Run read-only SQL against the built warehouse (no file access, no settings) and print it."""
     from warehouse.config import load_settings
-    from warehouse.evaluate.query import format_result, run_query
+    from warehouse.evaluate.query import print_query, read_sql
 
-    if output_format not in SQL_FORMATS:
-        raise WarehouseError(
-            f"unknown --format {output_format!r}. Fix: use one of {', '.join(SQL_FORMATS)}."
-        )
     path = load_settings(db_path=db).db_path
-    frame = run_query(path, query, limit=limit or (50 if output_format == "table" else None))
-    if frame is None:
-        return
-    if output_format == "table":
-        _console().print(format_result(frame, "table"))
-    else:
-        sys.stdout.write(format_result(frame, output_format))
+    console = _console()
+    print_query(path, read_sql(query, file), output_format, limit, console, console.is_terminal)
 
 
 @app.command()

@@ -85,9 +85,11 @@ def quality_result(settings: Settings) -> dict | None:
     when it ran and the counts per status, with the failed suites."""
     import duckdb
 
+    from warehouse.sources.readonly import connect_read_only
+
     if not settings.db_path.exists():
         return None
-    con = duckdb.connect(str(settings.db_path), read_only=True)
+    con = connect_read_only(settings.db_path)
     try:
         rows = con.execute(
             "select status, count(*) from reports.rpt_data_quality group by 1 order by 1"
@@ -149,7 +151,9 @@ def _print_human_baseline(console, db_path: Path) -> None:
     import duckdb
     from rich.table import Table
 
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(db_path)
     try:
         rows = con.execute(
             "select metric, warehouse_value, published_value, data_origin "

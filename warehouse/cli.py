@@ -116,8 +116,8 @@ def status(
         info = collect(settings, freshness=freshness)
     if info["published"] is None and info["last_build"] is None and info["running"] is None:
         raise WarehouseError(
-            f"nothing to report: no warehouse at {settings.db_path} and no build record in "
-            f"{settings.build_dir}. Fix: run `tastebench build` first, or pass --db."
+            f"nothing to report: no warehouse at {settings.db_path} and no build record beside "
+            "it. Fix: run `tastebench build` first, or pass --db."
         )
     if as_json:
         sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
+from warehouse.config import build_record_path
 from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.evaluate.results_report import write_report
@@ -206,9 +207,9 @@ def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
 def test_commands_work_in_a_fresh_shell_after_a_build(built, public_dir, tmp_path) -> None:
     """After a build, `tastebench evaluate` and `tastebench sql` run with no variable exported
     but the build folder (the default one needs none): the data mirror comes from the build's
-    record (last_build.json), not from the environment."""
+    record (<db>.last_build.json beside it), not from the environment."""
     settings, _ = built
-    record = json.loads((settings.build_dir / "last_build.json").read_text())
+    record = json.loads(build_record_path(settings.db_path).read_text())
     assert record["settings"]["mirror"] == str(settings.mirror)
     env = {
         k: v

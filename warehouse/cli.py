@@ -231,17 +231,18 @@ def evaluate(
 
 @app.command()
 def report(
-    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path(
-        "build/reports/results.html"
-    ),
+    out: Annotated[
+        Path | None, typer.Option(help="HTML file. Default: reports/results.html beside the db.")
+    ] = None,
     db: Annotated[Path | None, typer.Option(help="DuckDB file (read-only).")] = None,
 ) -> None:
     """Write the self-contained HTML results report from the built warehouse's metrics marts."""
-    from warehouse.config import load_settings
+    from warehouse.config import load_settings, reports_dir
     from warehouse.evaluate.results_report import write_report
 
-    path = write_report(load_settings(db_path=db).db_path, out)
-    _console().print(f"report written to {path}")
+    path = load_settings(db_path=db).db_path
+    written = write_report(path, out or reports_dir(path) / "results.html")
+    _console().print(f"report written to {written.resolve()}")
 
 
 @app.command()
@@ -398,20 +399,21 @@ def competition(
 @app.command()
 def docs(
     db: Annotated[Path | None, typer.Option(help="DuckDB file to document.")] = None,
-    out: Annotated[Path, typer.Option(help="Where to write the page.")] = Path(
-        "build/reports/dbt_docs.html"
-    ),
+    out: Annotated[
+        Path | None, typer.Option(help="The page. Default: reports/dbt_docs.html beside the db.")
+    ] = None,
 ) -> None:
     """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
     import shutil
     import tempfile
 
     from warehouse.build import run_dbt
-    from warehouse.config import load_settings
+    from warehouse.config import load_settings, reports_dir
 
     settings = load_settings(db_path=db)
     if not settings.db_path.exists():
         raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
         # dbt opens its database for writing: document a copy, never the published file
         copy = Path(tmp) / "docs.duckdb"

@@ -114,6 +114,12 @@ class Settings:
 BUILD_RECORD = "last_build.json"  # the record's name before it moved beside each warehouse
 
 
+def reports_dir(db_path: Path) -> Path:
+    """Where the HTML reports of a warehouse go by default: ``reports/`` beside its file
+    (``build/reports`` for the default build), never the folder a command happens to run in."""
+    return Path(db_path).expanduser().resolve().parent / "reports"
+
+
 def build_record_path(db_path: Path) -> Path:
     """``<db>.last_build.json`` beside the warehouse file (like its lock): the last build of that
     file, whatever build folder or ``--db`` produced it."""

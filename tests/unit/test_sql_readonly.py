@@ -162,5 +162,10 @@ def test_sql_from_a_file_or_standard_input(tiny_db, tmp_path: Path) -> None:
     assert piped == f"n\n{N_ROWS}\n"
     both = CliRunner().invoke(app, ["sql", "select 1", "-f", str(query), "--db", str(tiny_db)])
     assert "not both" in str(both.exception)
+    (tmp_path / "empty.sql").write_text("-- nothing yet\n")
+    empty = CliRunner().invoke(
+        app, ["sql", "-f", str(tmp_path / "empty.sql"), "--db", str(tiny_db)]
+    )
+    assert "no SQL statement to run" in str(empty.exception)
     missing = CliRunner().invoke(app, ["sql", "-f", str(tmp_path / "no.sql")])
     assert f"cannot read the SQL file {tmp_path / 'no.sql'}" in str(missing.exception)

@@ -53,8 +53,8 @@ def read_sql(query: str | None, file: str | None) -> str:
 
 
 def run_query(db_path: Path, query: str, *, limit: int | None = None) -> QueryResult | None:
-    """Run every statement of ``query``; the last one's result (None when it returns no rows
-    set), at most ``limit`` rows kept and every row counted (streamed: a large result is never
+    """Run every statement of ``query``; the last one's result (None for a statement without
+    one), at most ``limit`` rows kept and every row counted (streamed: a large result is never
     held whole)."""
     import duckdb
 
@@ -63,6 +63,11 @@ def run_query(db_path: Path, query: str, *, limit: int | None = None) -> QueryRe
     con = connect_read_only(db_path)
     try:
         statements = con.extract_statements(query)
+        if not statements:
+            raise WarehouseError(
+                "no SQL statement to run (the query is empty or only comments). Fix: pass a "
+                'query, e.g. tastebench sql "select * from marts.dim_categories limit 5".'
+            )
         rel = None
         for statement in statements:
             try:

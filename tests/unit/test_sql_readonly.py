@@ -169,3 +169,26 @@ def test_sql_from_a_file_or_standard_input(tiny_db, tmp_path: Path) -> None:
     assert "no SQL statement to run" in str(empty.exception)
     missing = CliRunner().invoke(app, ["sql", "-f", str(tmp_path / "no.sql")])
     assert f"cannot read the SQL file {tmp_path / 'no.sql'}" in str(missing.exception)
+
+
+def test_a_planted_view_over_a_host_file_is_refused_unread(tmp_path: Path, host) -> None:
+    """A release's DuckDB file is untrusted input to `tastebench verify` and the guards: a view
+    that reads a host file is refused with its name, and the file's content never appears."""
+    from warehouse.quality.guards import GuardError
+    from warehouse.quality.guards.folders import read_db_file
+    from warehouse.release.public_db import public_db_problems
+    from warehouse.release.tables import PUBLIC_DB
+
+    release = tmp_path / "release"
+    release.mkdir()
+    con = duckdb.connect(str(release / PUBLIC_DB))
+    con.execute(
+        "create schema benchmark; create table benchmark.products as select 1 as public_code; "
+        f"create view benchmark.leak as select * from read_text('{host}/secret.txt')"
+    )
+    con.close()
+    with pytest.raises(GuardError, match="benchmark.leak reads outside its DuckDB file") as caught:
+        read_db_file(release / PUBLIC_DB, PUBLIC_DB)
+    assert "TOPSECRET" not in str(caught.value)
+    problems = public_db_problems(release, [])
+    assert any("view benchmark.leak is not a released table" in p for p in problems), problems

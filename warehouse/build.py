@@ -399,17 +399,18 @@ def write_build_record(
     duration_s: float | None = None,
     error: BaseException | None = None,
 ) -> Path:
-    """``<build_dir>/last_build.json``: the last build attempt (time, duration, result, what it
-    rebuilt and why, the quality gate's summary) and what the published warehouse was built from
-    (its settings, the bundle, timings). A failed attempt is recorded too, with its error, and
-    keeps the last successful build under ``last_success``. Later commands read the data mirror
-    from it (:func:`warehouse.config.recorded_mirror`), so they work in a fresh shell."""
+    """``<db>.last_build.json`` beside the warehouse file (like its lock): the last build attempt
+    (time, duration, result, what it rebuilt and why, the quality gate's summary) and what the
+    published warehouse was built from (its settings, the bundle, timings). A failed attempt is
+    recorded too, with its error, and keeps the last successful build under ``last_success``.
+    Later commands read the data mirror from it (:func:`warehouse.config.recorded_mirror`), so
+    they work in a fresh shell."""
     import json
     from datetime import UTC, datetime
 
-    from warehouse.config import BUILD_RECORD
+    from warehouse.config import build_record_path, read_build_record
 
-    path = settings.build_dir / BUILD_RECORD
+    path = build_record_path(settings.db_path)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     record: dict = {
         "started_at": started_at.isoformat(timespec="seconds") if started_at else None,
@@ -419,10 +420,7 @@ def write_build_record(
         "db_path": str(settings.db_path),
     }
     if result is None:
-        try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            previous = {}
+        previous = read_build_record(settings.db_path, settings.build_dir) or {}
         last = previous if previous.get("result", "success") == "success" else None
         last = last or previous.get("last_success")
         first = str(error).splitlines()[0] if error is not None and str(error) else ""
@@ -448,7 +446,7 @@ def write_build_record(
             "quality": result.quality,
             "recomputed_cache_entries": result.recomputed,
         }
-    settings.build_dir.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)

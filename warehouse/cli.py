@@ -116,8 +116,8 @@ def status(
         info = collect(settings, freshness=freshness)
     if info["published"] is None and info["last_build"] is None and info["running"] is None:
         raise WarehouseError(
-            f"nothing to report: no warehouse at {settings.db_path} and no build record in "
-            f"{settings.build_dir}. Fix: run `tastebench build` first, or pass --db."
+            f"nothing to report: no warehouse at {settings.db_path} and no build record beside "
+            "it. Fix: run `tastebench build` first, or pass --db."
         )
     if as_json:
         sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
@@ -155,12 +155,14 @@ def simulate(
     console.print(f"calibration: {report.calibration}")
 
 
-SQL_FORMATS = ("table", "csv", "json", "markdown")
-
-
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL to run read-only against the warehouse.")],
+    query: Annotated[
+        str | None, typer.Argument(help="SQL to run read-only against the warehouse.")
+    ] = None,
+    file: Annotated[
+        str | None, typer.Option("-f", "--file", help="Read the SQL from FILE (- for stdin).")
+    ] = None,
     db: Annotated[Path | None, typer.Option(help="DuckDB file.")] = None,
     output_format: Annotated[
         str,
@@ -168,25 +170,16 @@ def sql(
     ] = "table",
     limit: Annotated[
         int | None,
-        typer.Option(help="Rows to print. Default: 50 for table, every row otherwise."),
+        typer.Option(help="Rows to print. Default: 50 for a table on a terminal, else every row."),
     ] = None,
 ) -> None:
-    """Run a read-only SQL query against the built warehouse and print the result."""
+    """Run read-only SQL against the built warehouse (no file access, no settings) and print it."""
     from warehouse.config import load_settings
-    from warehouse.evaluate.query import format_result, run_query
+    from warehouse.evaluate.query import print_query, read_sql
 
-    if output_format not in SQL_FORMATS:
-        raise WarehouseError(
-            f"unknown --format {output_format!r}. Fix: use one of {', '.join(SQL_FORMATS)}."
-        )
     path = load_settings(db_path=db).db_path
-    frame = run_query(path, query, limit=limit or (50 if output_format == "table" else None))
-    if frame is None:
-        return
-    if output_format == "table":
-        _console().print(format_result(frame, "table"))
-    else:
-        sys.stdout.write(format_result(frame, output_format))
+    console = _console()
+    print_query(path, read_sql(query, file), output_format, limit, console, console.is_terminal)
 
 
 @app.command()
@@ -241,17 +234,18 @@ def evaluate(
 
 @app.command()
 def report(
-    out: Annotated[Path, typer.Option(help="HTML file to write.")] = Path(
-        "build/reports/results.html"
-    ),
+    out: Annotated[
+        Path | None, typer.Option(help="HTML file. Default: reports/results.html beside the db.")
+    ] = None,
     db: Annotated[Path | None, typer.Option(help="DuckDB file (read-only).")] = None,
 ) -> None:
     """Write the self-contained HTML results report from the built warehouse's metrics marts."""
-    from warehouse.config import load_settings
+    from warehouse.config import load_settings, reports_dir
     from warehouse.evaluate.results_report import write_report
 
-    path = write_report(load_settings(db_path=db).db_path, out)
-    _console().print(f"report written to {path}")
+    path = load_settings(db_path=db).db_path
+    written = write_report(path, out or reports_dir(path) / "results.html")
+    _console().print(f"report written to {written.resolve()}")
 
 
 @app.command()
@@ -408,20 +402,21 @@ def competition(
 @app.command()
 def docs(
     db: Annotated[Path | None, typer.Option(help="DuckDB file to document.")] = None,
-    out: Annotated[Path, typer.Option(help="Where to write the page.")] = Path(
-        "build/reports/dbt_docs.html"
-    ),
+    out: Annotated[
+        Path | None, typer.Option(help="The page. Default: reports/dbt_docs.html beside the db.")
+    ] = None,
 ) -> None:
     """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
     import shutil
     import tempfile
 
     from warehouse.build import run_dbt
-    from warehouse.config import load_settings
+    from warehouse.config import load_settings, reports_dir
 
     settings = load_settings(db_path=db)
     if not settings.db_path.exists():
         raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
         # dbt opens its database for writing: document a copy, never the published file
         copy = Path(tmp) / "docs.duckdb"

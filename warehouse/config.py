@@ -118,19 +118,44 @@ class Settings:
         return env
 
 
-BUILD_RECORD = "last_build.json"
+BUILD_RECORD = "last_build.json"  # the record's name before it moved beside each warehouse
 
 
-def recorded_mirror(build_dir: Path) -> Path | None:
-    """The data mirror recorded by the last successful build in ``build_dir`` (None when there is
-    none, or the folder it names is gone)."""
+def reports_dir(db_path: Path) -> Path:
+    """Where the HTML reports of a warehouse go by default: ``reports/`` beside its file
+    (``build/reports`` for the default build), never the folder a command happens to run in."""
+    return Path(db_path).expanduser().resolve().parent / "reports"
+
+
+def build_record_path(db_path: Path) -> Path:
+    """``<db>.last_build.json`` beside the warehouse file (like its lock): the last build of that
+    file, whatever build folder or ``--db`` produced it."""
+    db_path = Path(db_path)
+    return db_path.with_name(f"{db_path.name}.{BUILD_RECORD}")
+
+
+def read_build_record(db_path: Path, build_dir: Path | None = None) -> dict | None:
+    """The last build record of the warehouse ``db_path`` (None when it has none). A record left
+    in ``build_dir`` by an older version counts only when it names this very file."""
     import json
 
-    record = Path(build_dir) / BUILD_RECORD
-    try:
-        mirror = json.loads(record.read_text(encoding="utf-8")).get("settings", {}).get("mirror")
-    except (OSError, ValueError):
-        return None
+    db_path = Path(db_path)
+    for path, must_name in ((build_record_path(db_path), False),
+                            (build_dir and Path(build_dir) / BUILD_RECORD, True)):  # fmt: skip
+        try:
+            record = json.loads(path.read_text(encoding="utf-8")) if path else None
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and (not must_name or record.get("db_path") == str(db_path)):
+            return record
+    return None
+
+
+def recorded_mirror(db_path: Path, build_dir: Path | None = None) -> Path | None:
+    """The data mirror recorded by the last build of the warehouse ``db_path`` (None when there
+    is none, or the folder it names is gone)."""
+    record = read_build_record(db_path, build_dir) or {}
+    mirror = (record.get("settings") or {}).get("mirror")
     return Path(mirror) if mirror and Path(mirror).is_dir() else None
 
 
@@ -160,13 +185,14 @@ def load_settings(**overrides: Path | None) -> Settings:
     # derived defaults follow the (possibly overridden) build folder
     build_dir = values["build_dir"] or REPO_ROOT / "build"
     fits_dir = values["fits_dir"] or build_dir / "fits"
+    db_path = values["db_path"] or build_dir / "tastebench.duckdb"
     if values["mirror"] is None:
-        # the data mirror the last build of this folder resolved its inputs from: a command run
+        # the data mirror the last build of this warehouse resolved its inputs from: a command run
         # later in a fresh shell finds the same files without exporting anything
-        values["mirror"] = recorded_mirror(build_dir)
+        values["mirror"] = recorded_mirror(db_path, build_dir)
     return Settings(
         build_dir=build_dir,
-        db_path=values["db_path"] or build_dir / "tastebench.duckdb",
+        db_path=db_path,
         mirror=values["mirror"],
         nectar_bundle=values["nectar_bundle"],
         foodatlas_v4=values["foodatlas_v4"],

@@ -1,5 +1,6 @@
 """The ten analyst questions of docs/analysts.md, run read-only against the default build, and
-again while a build holds the lock on a copy of it (the SQL is read from the doc: one source)."""
+again while a build holds the lock on a copy of it, and the doc's query of the release's DuckDB
+file against a real release (the SQL is read from the doc: one source)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ def _run_all(db: Path) -> list[list[tuple]]:
         con.close()
 
 
+def release_query() -> str:
+    """The doc's example query of the release's DuckDB file (the `duckdb -c "..."` block)."""
+    found = re.findall(r'tastebench_release\.duckdb -c "\n(.*?)"\n```', DOC.read_text(), re.S)
+    assert len(found) == 1, "docs/analysts.md lost its release example"
+    return found[0]
+
+
 def test_the_doc_holds_ten_questions_each_with_one_query() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert len(re.findall(r"^## \d+\. ", text, re.M)) == 10
@@ -59,3 +67,35 @@ def test_the_ten_queries_answer_while_a_build_runs(default_warehouse, tmp_path: 
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(60)
+
+
+def test_the_release_example_returns_one_row_a_model(default_warehouse, tmp_path: Path) -> None:
+    """On a real release file, through DuckDB and through `tastebench sql -f`: one row per model
+    (both interval conventions are released; the query keeps the default one)."""
+    from typer.testing import CliRunner
+
+    from warehouse.cli import app
+
+    settings = default_warehouse[0]
+    out, gated = tmp_path / "release", tmp_path / "gated"
+    runner = CliRunner()
+    done = runner.invoke(
+        app, ["release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated)]
+    )
+    assert done.exit_code == 0, (done.output, done.exception)
+    public = out / "tastebench_release.duckdb"
+    con = duckdb.connect(str(public), read_only=True)
+    try:
+        rows = con.execute(release_query()).fetchall()
+        models = con.execute(
+            "select count(distinct model_id) from metrics.model_metrics "
+            "where metric = 'pairwise_accuracy' and scope = 'all'"
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    assert len(rows) == len({r[0] for r in rows}) == models > 1
+    query = tmp_path / "query.sql"
+    query.write_text(release_query())
+    printed = runner.invoke(app, ["sql", "-f", str(query), "--db", str(public), "--format", "csv"])
+    assert printed.exit_code == 0, (printed.output, printed.exception)
+    assert len(printed.output.splitlines()) == len(rows) + 1

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
+from warehouse.config import build_record_path
 from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.evaluate.results_report import write_report
@@ -203,12 +204,37 @@ def test_report_is_self_contained_with_three_figures(built, tmp_path) -> None:
     assert (tmp_path / "cli.html").stat().st_size > 10000
 
 
+@pytest.mark.parametrize(
+    ("command", "page"), [("report", "results.html"), ("docs", "dbt_docs.html")]
+)
+def test_report_and_docs_write_beside_the_warehouse_they_read(
+    built, tmp_path, monkeypatch, command, page
+) -> None:
+    """Run from another folder, `report` and `docs` write reports/ beside the file they read (not
+    ./build/ of the working directory) and print that path; `--out` wins."""
+    home = tmp_path / "elsewhere_wh"
+    home.mkdir()
+    db = home / "copy.duckdb"
+    shutil.copyfile(built[0].db_path, db)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(app, [command, "--db", str(db)])
+    assert result.exit_code == 0, (result.output, result.exception)
+    written = home / "reports" / page
+    assert written.stat().st_size > 10000 and str(written) in "".join(result.output.split())
+    assert not any(cwd.iterdir())
+    chosen = tmp_path / "chosen" / page
+    result = CliRunner().invoke(app, [command, "--db", str(db), "--out", str(chosen)])
+    assert result.exit_code == 0 and chosen.is_file() and str(chosen) in result.output
+
+
 def test_commands_work_in_a_fresh_shell_after_a_build(built, public_dir, tmp_path) -> None:
     """After a build, `tastebench evaluate` and `tastebench sql` run with no variable exported
     but the build folder (the default one needs none): the data mirror comes from the build's
-    record (last_build.json), not from the environment."""
+    record (<db>.last_build.json beside it), not from the environment."""
     settings, _ = built
-    record = json.loads((settings.build_dir / "last_build.json").read_text())
+    record = json.loads(build_record_path(settings.db_path).read_text())
     assert record["settings"]["mirror"] == str(settings.mirror)
     env = {
         k: v

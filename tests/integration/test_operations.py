@@ -30,6 +30,7 @@ from tests.integration.ops_helpers import (
     wait_for,
 )
 from warehouse.build import build
+from warehouse.config import build_record_path
 from warehouse.orchestrate.lock import read_holder
 from warehouse.orchestrate.state import state_dir
 from warehouse.quality.snapshot import compare_hashes, relation_hashes
@@ -127,7 +128,7 @@ def test_the_2027_batch_rebuilds_exactly_the_models_downstream_of_nectar(contend
     # the molecular task does not read NECTAR; the metrics marts do since the warehouse's own
     # fits (scored against the build's panel means) joined fct_oof_predictions
     assert "dim_ml_fits" not in rebuilt and "agg_model_metrics" in rebuilt
-    record = json.loads((contended["settings"].build_dir / "last_build.json").read_text())
+    record = json.loads(build_record_path(contended["settings"].db_path).read_text())
     assert record["result"] == "success" and record["rebuilt"]["mode"] == "current"
 
 

@@ -230,12 +230,14 @@ def _public_reference(settings) -> Reference:
 def _warehouse_reference(db_path: Path) -> Reference:
     import duckdb
 
+    from warehouse.sources.readonly import connect_read_only
+
     if not db_path.exists():
         raise WarehouseError(
             f"no warehouse at {db_path}. Fix: run `tastebench build` (or `make build`) first, "
             "pass --db, or score against the files' own gold with --gold file."
         )
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_read_only(db_path)
     try:
         try:
             known = con.sql(

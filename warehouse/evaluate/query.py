@@ -1,59 +1,135 @@
-"""``tastebench sql``: one read-only query against the warehouse, printed as a table, CSV, JSON or
-Markdown. The warehouse is opened read-only (readers never block the build's atomic swap); a
-failing query is a :class:`~warehouse.errors.WarehouseError` with DuckDB's own message and a fix,
-never a traceback.
+"""``tastebench sql``: read-only queries against the warehouse, printed as a table, CSV, JSON or
+Markdown. The warehouse is opened through :func:`warehouse.sources.readonly.connect_read_only`
+(no file, extension or setting outside the warehouse is reachable); a failing query is a
+:class:`~warehouse.errors.WarehouseError` with DuckDB's whole message and a fix, never a traceback.
+A table on a terminal shows the first rows and says how many there are; piped output and the
+csv/json/markdown formats print every row.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from warehouse.errors import WarehouseError
 
+SQL_FORMATS = ("table", "csv", "json", "markdown")
+TERMINAL_ROWS = 50  # rows a table shows on a terminal unless --limit says otherwise
 LIST_RELATIONS = (
     'tastebench sql "select table_schema, table_name from information_schema.tables order by 1, 2"'
 )
 
 
-def run_query(db_path: Path, query: str, *, limit: int | None = None) -> pl.DataFrame | None:
-    """The result of ``query`` (None for a statement without a result), at most ``limit`` rows."""
+@dataclass(frozen=True)
+class QueryResult:
+    frame: pl.DataFrame  # at most ``limit`` rows
+    total: int  # rows the query returned
+
+
+def read_sql(query: str | None, file: str | None) -> str:
+    """The SQL to run: the argument, or the text of ``file`` (``-``: standard input)."""
+    if (query is None) == (file is None):
+        raise WarehouseError(
+            "give the SQL either as the argument or with -f FILE (- for standard input), not "
+            f'{"both" if query is not None else "neither"}. Fix: tastebench sql "select 1" or '
+            "tastebench sql -f query.sql."
+        )
+    if file is None:
+        return query
+    if file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WarehouseError(
+            f"cannot read the SQL file {file} ({exc.__class__.__name__}: {exc}). Fix: pass the "
+            "path of a readable UTF-8 text file, or - to read standard input."
+        ) from exc
+
+
+def run_query(db_path: Path, query: str, *, limit: int | None = None) -> QueryResult | None:
+    """Run every statement of ``query``; the last one's result (None for a statement without
+    one), at most ``limit`` rows kept and every row counted (streamed: a large result is never
+    held whole)."""
     import duckdb
 
-    if not Path(db_path).exists():
-        raise WarehouseError(
-            f"no warehouse at {db_path}. Fix: run `make build` (or `tastebench build`) first, or "
-            "pass --db with the path of a built warehouse."
-        )
+    from warehouse.sources.readonly import connect_read_only, refusal
+
+    con = connect_read_only(db_path)
     try:
-        con = duckdb.connect(str(db_path), read_only=True)
-    except duckdb.Error as exc:
-        raise WarehouseError(
-            f"cannot open {db_path} read-only ({_first_line(exc)}). Fix: pass the path of a "
-            "warehouse built by `tastebench build`."
-        ) from exc
-    try:
-        rel = con.sql(query)
-        if rel is None:
-            return None
-        if limit is not None:
-            rel = rel.limit(limit)
-        return rel.pl()
-    except duckdb.Error as exc:
-        raise WarehouseError(
-            f"the query failed: {_first_line(exc).rstrip('.')}. Fix: correct the SQL; the "
-            f"warehouse is read-only, and {LIST_RELATIONS} lists its relations."
-        ) from exc
+        statements = con.extract_statements(query)
+        if not statements:
+            raise WarehouseError(
+                "no SQL statement to run (the query is empty or only comments). Fix: pass a "
+                'query, e.g. tastebench sql "select * from marts.dim_categories limit 5".'
+            )
+        rel = None
+        for statement in statements:
+            try:
+                rel = con.sql(statement.query)
+            except duckdb.Error as exc:
+                raise _query_error(exc, statement.query, refusal) from exc
+        return None if rel is None else _collect(rel, limit)
+    except duckdb.Error as exc:  # a parse error, or one raised while streaming the rows
+        raise _query_error(exc, query, refusal) from exc
     finally:
         con.close()
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def _collect(rel, limit: int | None) -> QueryResult:
+    import pyarrow as pa
+
+    kept, total = [], 0
+    reader = rel.to_arrow_reader(batch_size=10_000)
+    for batch in reader:
+        if limit is None or total < limit:
+            room = batch.num_rows if limit is None else limit - total
+            kept.append(batch.slice(0, room))
+        total += batch.num_rows
+    frame = pl.from_arrow(pa.Table.from_batches(kept, schema=reader.schema))
+    return QueryResult(frame=frame, total=total)
+
+
+def _query_error(exc: Exception, statement: str, refusal) -> WarehouseError:
+    line = refusal(exc, statement)
+    if line is not None:
+        return WarehouseError(line)
+    text = str(exc).strip() or type(exc).__name__
+    return WarehouseError(
+        f"the query failed: {text}\nFix: correct the SQL; the warehouse is read-only, and "
+        f"{LIST_RELATIONS} lists its relations."
+    )
+
+
+def print_query(
+    db_path: Path, query: str, output_format: str, limit: int | None, console, terminal: bool
+) -> None:
+    """What ``tastebench sql`` prints: every row, except a table on a ``terminal`` (the first
+    ``limit`` or :data:`TERMINAL_ROWS`, and a line saying how many there are)."""
+    if output_format not in SQL_FORMATS:
+        raise WarehouseError(
+            f"unknown --format {output_format!r}. Fix: use one of {', '.join(SQL_FORMATS)}."
+        )
+    if limit is not None and limit < 0:
+        raise WarehouseError(f"--limit must be zero or more, got {limit}. Fix: pass --limit N.")
+    cut = output_format == "table" and terminal and limit is None
+    result = run_query(db_path, query, limit=TERMINAL_ROWS if cut else limit)
+    if result is None:
+        return
+    if output_format != "table":
+        sys.stdout.write(format_result(result.frame, output_format))
+        return
+    console.print(format_result(result.frame, "table"))
+    if result.frame.height < result.total:
+        console.print(
+            f"showing {result.frame.height} of {result.total} rows "
+            "(--limit N or --format csv for all)"
+        )
 
 
 def _cell(value: object) -> str:

@@ -71,9 +71,11 @@ def load_marts(db_path: Path) -> dict[str, object]:
     """The marts the report needs, read from ``db_path`` opened read-only."""
     import duckdb
 
+    from warehouse.sources.readonly import connect_read_only
+
     if not Path(db_path).exists():
         raise WarehouseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_read_only(db_path)
     try:
         try:
             out = {

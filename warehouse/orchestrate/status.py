@@ -16,18 +16,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-from warehouse.config import BUILD_RECORD, ENV_DB, REPO_ROOT, Settings, apply_quiet_env
+from warehouse.config import (
+    ENV_DB,
+    REPO_ROOT,
+    Settings,
+    apply_quiet_env,
+    build_record_path,
+    read_build_record,
+)
 
 
 def last_build(settings: Settings) -> dict | None:
-    """The record of the last build attempt (``last_build.json`` of the build folder, else beside
-    the warehouse file), or None."""
-    for folder in (settings.build_dir, settings.db_path.parent):
-        try:
-            return json.loads((folder / BUILD_RECORD).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-    return None
+    """The record of the last build of ``settings.db_path`` (``<db>.last_build.json`` beside the
+    file), or None: never the record of another warehouse."""
+    return read_build_record(settings.db_path, settings.build_dir)
 
 
 def running_build(settings: Settings) -> dict | None:
@@ -85,9 +87,11 @@ def quality_result(settings: Settings) -> dict | None:
     when it ran and the counts per status, with the failed suites."""
     import duckdb
 
+    from warehouse.sources.readonly import connect_read_only
+
     if not settings.db_path.exists():
         return None
-    con = duckdb.connect(str(settings.db_path), read_only=True)
+    con = connect_read_only(settings.db_path)
     try:
         rows = con.execute(
             "select status, count(*) from reports.rpt_data_quality group by 1 order by 1"
@@ -127,6 +131,8 @@ def collect(settings: Settings, freshness: bool = True) -> dict:
             "modified_at": datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="seconds"),
         }
     return {
+        "warehouse": str(settings.db_path),
+        "build_record": str(build_record_path(settings.db_path)),
         "published": published,
         "running": running_build(settings),
         "last_build": last_build(settings),
@@ -149,7 +155,9 @@ def _print_human_baseline(console, db_path: Path) -> None:
     import duckdb
     from rich.table import Table
 
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(db_path)
     try:
         rows = con.execute(
             "select metric, warehouse_value, published_value, data_origin "
@@ -223,7 +231,7 @@ def render_status(console, info: dict) -> None:
     console.print(
         f"published: {pub['path']} ({pub['bytes'] / 1e6:.1f} MB, {pub['modified_at']})"
         if pub
-        else "published: [red]no warehouse yet[/red] (run tastebench build)"
+        else f"published: [red]no warehouse yet[/red] at {info['warehouse']} (run tastebench build)"
     )
     run = info["running"]
     if run:
@@ -232,7 +240,12 @@ def render_status(console, info: dict) -> None:
             f"started {run.get('started_at')}"
         )
     last = info["last_build"]
-    if last:
+    if not last:
+        console.print(
+            f"last build: [yellow]no build record for {info['warehouse']}[/yellow] (none at "
+            f"{info['build_record']}: built before records were kept beside it, or copied)"
+        )
+    else:
         ok = last.get("result") == "success"
         rebuilt = last.get("rebuilt") or {}
         console.print(

@@ -273,7 +273,9 @@ def report_paths(db_path: Path) -> tuple[Path, Path]:
     (``reports/quality.html``, ``quality/history.jsonl``; ``build/...`` for the default
     ``build/tastebench.duckdb``), so that ``--db X`` never writes into the repository's
     ``build/`` or another warehouse's folder."""
-    home = Path(db_path).expanduser().resolve().parent
+    from warehouse.config import reports_dir
+
+    home = reports_dir(db_path).parent
     return home / "reports" / "quality.html", home / "quality" / "history.jsonl"
 
 

@@ -38,11 +38,11 @@ def _quote(name: str) -> str:
 
 def relation_hashes(db_path: Path, schemas: tuple[str, ...] | None = None) -> list[RelationHash]:
     """Hash every table and view of ``db_path`` (opened read-only), sorted by relation name."""
-    import duckdb
 
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(db_path)
     try:
-        con.execute("set enable_progress_bar = false")
         rels = con.execute(
             "select table_schema, table_name from information_schema.tables "
             "where table_catalog = current_database() order by 1, 2"

@@ -63,16 +63,17 @@ def write_public_db(root: Path, specs: Iterable[TableSpec]) -> Path:
 def public_db_problems(root: Path, specs: Iterable[TableSpec]) -> list[str]:
     """The public DuckDB file must hold exactly one table per released CSV (no view, no other
     table), each with the CSV's columns, types and rows in the CSV's order."""
-    import duckdb
+    from warehouse.errors import WarehouseError
+    from warehouse.sources.readonly import connect_read_only
 
     root = Path(root)
     path = root / PUBLIC_DB
     if not path.is_file():
         return [f"{PUBLIC_DB}: missing (every release has its public DuckDB file)"]
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        return [f"{PUBLIC_DB}: cannot be opened ({exc})"]
+        con = connect_read_only(path)  # a tampered file's views cannot read the host
+    except WarehouseError as exc:
+        return [f"{PUBLIC_DB}: cannot be opened ({exc.__cause__ or exc})"]
     out = []
     try:
         expected = {db_name(s): s for s in specs}

@@ -47,23 +47,34 @@ def db_relations(con) -> list[tuple[str, str, str]]:
 
 
 def read_db_file(path: Path, rel: str) -> dict[str, pl.DataFrame]:
-    """Every table and view of a DuckDB file, opened read-only, as ``<rel>:<schema>.<name>``."""
+    """Every table and view of a DuckDB file, as ``<rel>:<schema>.<name>``, opened truly
+    read-only: a view planted to read a host file is refused, never read."""
     import duckdb
 
+    from warehouse.errors import WarehouseError
+    from warehouse.sources.readonly import connect_read_only
+
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
+        con = connect_read_only(path)
+    except WarehouseError as exc:
         raise GuardError(
-            f"{rel} cannot be opened as a DuckDB file ({exc}). Fix: write it with the release "
-            "writer."
+            f"{rel} cannot be opened as a DuckDB file ({exc.__cause__ or exc}). Fix: write it "
+            "with the release writer."
         ) from exc
+    out = {}
     try:
-        return {
-            f"{rel}:{schema}.{name}": con.sql(f'select * from "{schema}"."{name}"').pl()
-            for schema, name, _ in db_relations(con)
-        }
+        for schema, name, _ in db_relations(con):
+            try:
+                out[f"{rel}:{schema}.{name}"] = con.sql(f'select * from "{schema}"."{name}"').pl()
+            except duckdb.PermissionException as exc:
+                raise GuardError(
+                    f"{rel}:{schema}.{name} reads outside its DuckDB file (refused: "
+                    f"{str(exc).splitlines()[0]}). Fix: a release holds tables only; re-export "
+                    "it with tastebench release."
+                ) from exc
     finally:
         con.close()
+    return out
 
 
 def read_release_dir(path: Path) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:

@@ -32,12 +32,13 @@ _PATH_VARIABLES = (
 # One content-addressed cache for the whole session, shared by every build the suite makes: the
 # molecular fit store (fingerprint fits, featurization, embeddings), the food-ranking fit cache
 # and the feature-vector cache. Each is keyed by its inputs (data, configuration, library
-# versions) and verifies every entry on read (a corrupted one is logged and recomputed), so a build only ever reads what it would have
-# computed itself; what does not depend on NECTAR (FartDB fits, text and image vectors) is computed
-# once, not once per build. By default the suite shares the caches `make build` fills (a second
-# `make test` is warm); TASTEBENCH_TEST_CACHE points them elsewhere (an empty folder: a cold run).
-# The D-MPNN registry is not a cache (what is registered there changes the build's results): it
-# stays in the session's own folder.
+# versions) and verifies every entry on read (a corrupted one is logged and recomputed), so a
+# build only ever reads what it would have computed itself; what does not depend on NECTAR
+# (FartDB fits, text and image vectors) is computed once, not once per build. By default the
+# suite shares the caches `make build` fills (a second `make test` is warm);
+# TASTEBENCH_TEST_CACHE points them elsewhere (an empty folder: a cold run). The D-MPNN registry
+# is not a cache (what is registered there changes the build's results): it stays in the
+# session's own folder.
 SHARED_CACHE = Path(os.environ.get("TASTEBENCH_TEST_CACHE") or REPO_ROOT / "build").resolve()
 SHARED_FITS = SHARED_CACHE / "fits"
 SHARED_RANKING_CACHE = Path(

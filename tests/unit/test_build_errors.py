@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from warehouse import build as build_mod
-from warehouse.config import load_settings
+from warehouse.config import build_record_path, load_settings
 from warehouse.errors import ResourceError, resource_error
 from warehouse.orchestrate import state
 from warehouse.sources import load, nectar
@@ -71,7 +71,7 @@ def test_a_full_disk_in_the_raw_load_is_named_and_keeps_the_warehouse(
     assert "bug" not in message
     assert settings.db_path.read_bytes() == before  # the previous warehouse, byte for byte
     assert not staging.exists()
-    record = json.loads((settings.build_dir / "last_build.json").read_text())
+    record = json.loads(build_record_path(settings.db_path).read_text())
     assert record["result"] == "failed" and "ResourceError" in record["error"]
 
 
@@ -143,7 +143,7 @@ def test_the_build_summary_counts_recomputed_cache_entries(settings, monkeypatch
     result = build_mod.build(settings, log=lambda m: None)
     entry = str(settings.fits_dir / "ab" / "entry.npz")
     assert result.recomputed == [entry]
-    record = json.loads((settings.build_dir / "last_build.json").read_text())
+    record = json.loads(build_record_path(settings.db_path).read_text())
     assert record["recomputed_cache_entries"] == [entry]
     console = Console(record=True, width=300)
     render_build(console, result)

@@ -29,7 +29,7 @@ def _result(db: Path, origin: str) -> SimpleNamespace:
     return SimpleNamespace(
         nectar_bundle=db.parent / "bundle", data_origin=origin, raw_counts={"ratings": 1},
         timings={"dbt": 1.0}, mode="full", reasons=[f"built {db.name}"], reloaded_tables=[],
-        selection=None, rebuilt_models=["dim_categories"], quality=None,
+        selection=None, rebuilt_models=["dim_categories"], quality=None, recomputed=[],
     )  # fmt: skip
 
 

@@ -55,7 +55,9 @@ def warehouse_fits(db_path: Path) -> list[tuple[PredictionFile, dict[str, object
     """The warehouse's own fits (``marts.fct_oof_predictions``, ``source = 'warehouse_fit'``)."""
     import duckdb
 
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(Path(db_path))
     try:
         rows = con.sql(
             "select model_id, fit_id, category, cast(product_code as varchar) as product_code, "

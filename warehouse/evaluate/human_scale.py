@@ -180,7 +180,9 @@ def warehouse_human_side(db_path: Path) -> tuple[dict[str, object], pl.DataFrame
     """The warehouse's human baseline and its block pairs (:func:`block_pairs`)."""
     import duckdb
 
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(Path(db_path))
     try:
         try:
             blocks = con.sql(

@@ -26,7 +26,7 @@ import polars as pl
 
 from warehouse import __version__
 from warehouse.release import derive
-from warehouse.release.croissant import build_croissant, write_croissant
+from warehouse.release.croissant import build_croissant, build_time, write_croissant
 from warehouse.release.gated import GatedStore, check_out_dir, ensure_separate
 from warehouse.release.public_db import write_public_db
 from warehouse.release.schema import (
@@ -425,6 +425,7 @@ def export_release(
     try:
         inp = read_inputs(con)
         ctx = GatedContext.from_warehouse(con)
+        built_at = build_time(con)
     finally:
         con.close()
     origin = inp.data_origin
@@ -496,6 +497,7 @@ def export_release(
             other_files={"README.md": "What is released, keying, verification, licences."},
             data_origin=origin,
             version=__version__,
+            date_published=built_at,
             derived_from=[
                 "https://github.com/Food-Intelligence-Lab/tastebench",
                 *sorted(tables.frames[UPSTREAM_FILES.path]["url"].to_list()),

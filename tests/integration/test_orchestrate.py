@@ -31,12 +31,57 @@ def test_definitions_load(definitions) -> None:
     job = defs.resolve_job_def("tastebench_build")
     assert defs.resolve_schedule_def("tastebench_daily").cron_schedule == "0 3 * * *"
     assert defs.resolve_sensor_def("nectar_bundle_sensor").job_name == job.name
-    keys = {k.path[-1] for k in definitions.tastebench_dbt_assets.keys}
-    assert {"stg_nectar__ratings", "fct_panel_means", "agg_model_metrics", "categories"} <= keys
-    checks = {(c.asset_key.path[-1], c.name) for c in definitions.check_specs()}
-    assert ("stg_nectar__ratings", "gx_suite") in checks
-    assert ("nectar_consolidated_sensory_rating", "gx_suite") in checks  # a raw source's suite
-    assert any(name == "deidentification_guards" for _, name in checks)
+    keys = set(definitions.tastebench_dbt_assets.keys)
+    assert {
+        dg.AssetKey(["staging", "stg_nectar__ratings"]),
+        dg.AssetKey(["marts", "fct_panel_means"]),
+        dg.AssetKey(["marts", "agg_model_metrics"]),
+        dg.AssetKey(["nectar", "nectar_consolidated_sensory_rating"]),  # a raw table
+    } <= keys
+
+
+def test_every_check_is_on_a_materializable_asset_keyed_by_dagster_dbt(definitions) -> None:
+    """Issue #21 item 2: the checks attach to the assets dagster-dbt names (full keys, from its
+    own helper), every checked asset is materialized by the build, and there is no stub or
+    external asset in the definitions."""
+    from dagster_dbt import build_dbt_asset_specs
+
+    graph = definitions.defs.resolve_asset_graph()
+    nodes = {n.key: n for n in graph.asset_nodes}
+    assert nodes and all(n.is_materializable and n.is_executable for n in nodes.values())
+    assert not [n.key for n in nodes.values() if n.is_external], "external or stub assets"
+    specs = definitions.check_specs()
+    assert len(specs) == 31
+    for spec in specs:
+        assert spec.asset_key in nodes and nodes[spec.asset_key].is_materializable, spec
+    checked = {(c.asset_key, c.name) for c in specs}
+    # dagster-dbt's own view of the project: the keys of its specs and of their dbt sources
+    dbt = {
+        s.key.path[-1]: s
+        for s in build_dbt_asset_specs(
+            manifest=definitions.MANIFEST, dagster_dbt_translator=definitions.TRANSLATOR
+        )
+    }
+    stg, panel, dim = dbt["stg_nectar__ratings"], dbt["fct_panel_means"], dbt["dim_categories"]
+    assert stg.key == dg.AssetKey(["staging", "stg_nectar__ratings"])
+    assert (stg.key, "gx_suite") in checked and (panel.key, "gx_suite") in checked
+    assert (dim.key, "deidentification_guards") in checked
+    # the raw table stg reads: its dbt source, as dagster-dbt keys it
+    (raw,) = {d.asset_key for d in stg.deps if d.asset_key.path[-1].startswith("nectar_")}
+    assert raw == dg.AssetKey(["nectar", "nectar_consolidated_sensory_rating"])
+    assert (raw, "gx_suite") in checked
+    for relation in ("staging.stg_nectar__ratings", "marts.dim_products", "raw.nectar_images"):
+        key = definitions.check_key(relation)
+        assert key is not None and key.path[-1] == relation.split(".")[1] and key in nodes
+
+
+def test_dagster_manifest_names_the_warehouse_database(definitions) -> None:
+    """The relations Dagster shows are the warehouse's own (``tastebench.marts.…``), not those
+    of the temporary file the manifest was parsed with."""
+    import json
+
+    nodes = json.loads(definitions.MANIFEST.read_text())["nodes"].values()
+    assert {n["database"] for n in nodes if n.get("database")} == {"tastebench"}
 
 
 def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_path, monkeypatch):

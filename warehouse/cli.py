@@ -420,8 +420,9 @@ def docs(
     if not settings.db_path.exists():
         raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
-        # dbt opens its database for writing: document a copy, never the published file
-        copy = Path(tmp) / "docs.duckdb"
+        # dbt opens its database for writing: document a copy, never the published file; named
+        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
+        copy = Path(tmp) / settings.db_path.name
         shutil.copyfile(settings.db_path, copy)
         run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)

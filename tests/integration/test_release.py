@@ -347,7 +347,7 @@ def test_croissant_opens_in_mlcroissant_and_every_record_set_loads(
     dataset = mlc.Dataset(jsonld=str(out / "croissant.json"))
     assert dataset.metadata.ctx.issues.errors == set()
     assert dataset.metadata.ctx.issues.warnings == set()
-    built = con.sql("select max(run_at) from reports.rpt_data_quality").fetchone()[0]
+    built = con.execute("select max(run_at) from reports.rpt_data_quality").fetchone()[0]
     assert dataset.metadata.date_published.replace(tzinfo=None) == built.replace(microsecond=0)
     ids = [n["@id"] for n in doc["distribution"] + doc["recordSet"]]
     ids += [f["@id"] for rs in doc["recordSet"] for f in rs["field"]]

@@ -161,6 +161,59 @@ def rai_fields(data_origin: str) -> dict[str, object]:
     }
 
 
+def _distribution(
+    root: Path, tables: Sequence[TableSpec], other_files: Mapping[str, str]
+) -> list[dict[str, object]]:
+    """One ``cr:FileObject`` per CSV, Parquet twin and other file (``@id`` = its path)."""
+    files = [(t.path, t.description) for t in tables]
+    files += [
+        (t.parquet_path, f"{t.description} (Parquet twin of {t.path})")
+        for t in tables
+        if (root / t.parquet_path).is_file()
+    ]
+    return [
+        {
+            "@type": "cr:FileObject",
+            "@id": rel,
+            "name": rel,
+            "description": desc,
+            "contentUrl": rel,
+            "encodingFormat": ENCODINGS.get(Path(rel).suffix.lower(), "application/octet-stream"),
+            "sha256": sha256_file(root / rel),
+        }
+        for rel, desc in sorted(files + list(other_files.items()))
+    ]
+
+
+def _record_sets(root: Path, t: TableSpec) -> list[dict[str, object]]:
+    """The record set of a CSV and, when it is written, of its Parquet twin."""
+    sources = [(_record_set_id(t.path), t.path, t.description)]
+    if (root / t.parquet_path).is_file():
+        sources.append(
+            (_record_set_id(t.parquet_path), t.parquet_path, f"{t.description} (Parquet)")
+        )
+    return [
+        {
+            "@type": "cr:RecordSet",
+            "@id": rs,
+            "name": rs,
+            "description": description,
+            "field": [
+                {
+                    "@type": "cr:Field",
+                    "@id": f"{rs}/{c.name}",
+                    "name": c.name,
+                    "description": c.description,
+                    "dataType": CROISSANT_TYPES[c.type],
+                    "source": {"fileObject": {"@id": source}, "extract": {"column": c.name}},
+                }
+                for c in t.columns
+            ],
+        }
+        for rs, source, description in sources
+    ]
+
+
 def build_croissant(
     root: Path,
     *,
@@ -180,56 +233,8 @@ def build_croissant(
     the non-tabular files (README.md, ...). ``date_published``: ISO 8601 build time of the
     warehouse (:func:`build_time`). Raises ``ReleaseError`` when two nodes share an ``@id``."""
     root = Path(root)
-    files = [(t.path, t.description) for t in tables]
-    files += [
-        (t.parquet_path, f"{t.description} (Parquet twin of {t.path})")
-        for t in tables
-        if (root / t.parquet_path).is_file()
-    ]
-    distribution = []
-    for rel, desc in sorted(files + list(other_files.items())):
-        suffix = Path(rel).suffix.lower()
-        distribution.append(
-            {
-                "@type": "cr:FileObject",
-                "@id": rel,
-                "name": rel,
-                "description": desc,
-                "contentUrl": rel,
-                "encodingFormat": ENCODINGS.get(suffix, "application/octet-stream"),
-                "sha256": sha256_file(root / rel),
-            }
-        )
-    record_sets = []
-    for t in sorted(tables, key=lambda t: t.path):
-        sources = [(_record_set_id(t.path), t.path, t.description)]
-        if (root / t.parquet_path).is_file():
-            sources.append(
-                (_record_set_id(t.parquet_path), t.parquet_path, f"{t.description} (Parquet)")
-            )
-        for rs, source, description in sources:
-            record_sets.append(
-                {
-                    "@type": "cr:RecordSet",
-                    "@id": rs,
-                    "name": rs,
-                    "description": description,
-                    "field": [
-                        {
-                            "@type": "cr:Field",
-                            "@id": f"{rs}/{c.name}",
-                            "name": c.name,
-                            "description": c.description,
-                            "dataType": CROISSANT_TYPES[c.type],
-                            "source": {
-                                "fileObject": {"@id": source},
-                                "extract": {"column": c.name},
-                            },
-                        }
-                        for c in t.columns
-                    ],
-                }
-            )
+    distribution = _distribution(root, tables, other_files)
+    record_sets = [rs for t in sorted(tables, key=lambda t: t.path) for rs in _record_sets(root, t)]
     doc: dict[str, object] = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -339,6 +344,12 @@ def check_croissant(root: Path, expected_origin: str | None = None) -> list[str]
         twin = str(Path(rel).with_suffix(".csv").as_posix())
         if twin in sets and sets[twin] != sets[rel]:
             out.append(f"{CROISSANT_NAME}: {rel} and {twin} are described with different types")
+    return out + _document_problems(doc, expected_origin)
+
+
+def _document_problems(doc: Mapping[str, object], expected_origin: str | None) -> list[str]:
+    """Unique ``@id``s, ``datePublished``, the data origin and its RAI flag."""
+    out = []
     origin = doc.get("tb:dataOrigin")
     if expected_origin is not None and origin != expected_origin:
         out.append(

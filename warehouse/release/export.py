@@ -383,8 +383,9 @@ file passed the de-identification guards before publication.
 
 ## Verify
 
-`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types, the
-Parquet twins and the DuckDB file, then recomputes the gold pairs (from `true_rank`), the
+`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types (and
+opens `croissant.json` in mlcroissant, loading every record set), the Parquet twins and the
+DuckDB file, then recomputes the gold pairs (from `true_rank`), the
 category counts, the human-baseline summary, the model metrics (from `oof/` and the upstream
 files, fetched by hash) and the release audits, and compares them byte for byte. Every table is
 a CSV (floats written as the shortest text that reads back as the same float64) with a Parquet

@@ -60,13 +60,15 @@ def project_manifest(settings: Settings | None = None) -> Path:
     dbt-duckdb names the database after the file (``.tastebench.duckdb.parse`` -> ``tastebench``),
     so the parse runs against a file named like the warehouse: the relations Dagster shows are the
     warehouse's own (``tastebench.marts.dim_products``)."""
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+
     from warehouse.orchestrate.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
 
     settings = settings or load_settings()
     work = settings.build_dir / "dagster"
     manifest = work / "dbt" / "target" / "manifest.json"
     parse_db = work / f".{settings.db_path.name}.parse"
-    database = settings.db_path.name.lstrip(".").split(".")[0]
+    database = DuckDBCredentials.path_derived_database_name(str(settings.db_path))
     sources = [REPO_ROOT / f for f in PROJECT_CONFIG_FILES] + [
         p for d in PROJECT_DIRS for p in (REPO_ROOT / d).rglob("*") if p.is_file()
     ]

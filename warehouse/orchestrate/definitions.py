@@ -13,7 +13,8 @@
   asset is external or a stub: every one is materialized by the build.
 * **Asset checks**: the quality gate's GX suites (one per guarded model) and de-identification
   guards (one per public table, with the set-level rules that name it), read from the gate's
-  results stored in the published file (``reports.rpt_data_quality``).
+  results stored in the published file (``reports.rpt_data_quality``) and reported by the build op
+  after the swap (the gate runs inside the build), for every checked table, rebuilt or not.
 * **Schedule**: ``tastebench_daily`` at 03:00 UTC, an incremental build (nothing to do when
   nothing changed). It and the sensor start stopped (Dagster's default; docs/operations.md says
   how to start them).
@@ -146,58 +147,6 @@ def _environment(values: dict[str, str]):
                 os.environ[key] = value
 
 
-@dg.multi_asset(specs=asset_specs(), name="tastebench_dbt", can_subset=False)
-def tastebench_dbt_assets(
-    context: dg.AssetExecutionContext, dbt: DbtCliResource, config: BuildConfig
-):
-    """The build: raw load, dbt, quality gate and swap (one unit: it cannot be subset)."""
-    settings = load_settings()
-    events: list = []
-
-    def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
-        target = run_settings.build_dir / "dbt" / "target"
-        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
-            invocation = dbt.cli(
-                args,
-                manifest=MANIFEST,
-                dagster_dbt_translator=TRANSLATOR,
-                raise_on_error=False,
-                target_path=target,
-            )
-            for event in invocation.stream_raw_events():
-                events.extend(
-                    event.to_default_asset_events(
-                        manifest=MANIFEST,
-                        dagster_dbt_translator=TRANSLATOR,
-                        context=context,
-                        target_path=target,
-                    )
-                )
-            if not invocation.is_successful():
-                raise BuildError(
-                    f"dbt {args[0]} failed; the previous warehouse was kept. See the run's logs."
-                )
-
-    result = build(
-        settings,
-        nectar=Path(config.nectar) if config.nectar else None,
-        log=context.log.info,
-        full_refresh=config.full_refresh,
-        wait_s=config.wait_s,
-        dbt_runner=dbt_runner,
-    )
-    # materializations only once the swap published them
-    raw = raw_source_keys()
-    for table in result.reloaded_tables:
-        if table in raw:
-            yield dg.MaterializeResult(asset_key=raw[table])
-    yield from (e for e in events if isinstance(e, dg.Output))
-    context.log.info(
-        f"{result.mode} build published {result.db_path}: rebuilt "
-        f"{len(result.rebuilt_models)} model(s); " + "; ".join(result.reasons)
-    )
-
-
 # --------------------------------------------------------------------------- asset checks
 
 
@@ -261,16 +210,15 @@ def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-@dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks", can_subset=True)
-def quality_gate_checks(context: dg.AssetCheckExecutionContext):
-    """The gate's results stored in the published file, per check (its row counts by status)."""
-    settings = load_settings()
+def gate_check_results(check_keys, db_path: Path):
+    """An ``AssetCheckResult`` per check key from the gate's results stored in the published
+    file (its row counts by status); a table without a stored result fails its check."""
     by_key: dict[tuple[str, dg.AssetKey], dict] = {}
-    for (name, relation), entry in gate_results(settings.db_path).items():
+    for (name, relation), entry in gate_results(db_path).items():
         key = check_key(relation)
         if key is not None:
             by_key[(name, key)] = entry
-    for check in context.selected_asset_check_keys:
+    for check in sorted(check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
         entry = by_key.get((check.name, check.asset_key))
         if entry is None:
             yield dg.AssetCheckResult(
@@ -286,6 +234,65 @@ def quality_gate_checks(context: dg.AssetCheckExecutionContext):
             passed=entry["failed"] == 0,
             metadata={k: v for k, v in entry.items() if v is not None},
         )
+
+
+# --------------------------------------------------------------------------- the build
+
+
+@dg.multi_asset(
+    specs=asset_specs(), check_specs=check_specs(), name="tastebench_dbt", can_subset=False
+)
+def tastebench_dbt_assets(
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, config: BuildConfig
+):
+    """The build: raw load, dbt, quality gate and swap (one unit: it cannot be subset); then the
+    gate's results as the asset checks (the gate ran inside the build, on what it published)."""
+    settings = load_settings()
+    events: list = []
+
+    def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
+        target = run_settings.build_dir / "dbt" / "target"
+        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
+            invocation = dbt.cli(
+                args,
+                manifest=MANIFEST,
+                dagster_dbt_translator=TRANSLATOR,
+                raise_on_error=False,
+                target_path=target,
+            )
+            for event in invocation.stream_raw_events():
+                events.extend(
+                    event.to_default_asset_events(
+                        manifest=MANIFEST,
+                        dagster_dbt_translator=TRANSLATOR,
+                        context=context,
+                        target_path=target,
+                    )
+                )
+            if not invocation.is_successful():
+                raise BuildError(
+                    f"dbt {args[0]} failed; the previous warehouse was kept. See the run's logs."
+                )
+
+    result = build(
+        settings,
+        nectar=Path(config.nectar) if config.nectar else None,
+        log=context.log.info,
+        full_refresh=config.full_refresh,
+        wait_s=config.wait_s,
+        dbt_runner=dbt_runner,
+    )
+    # materializations only once the swap published them
+    raw = raw_source_keys()
+    for table in result.reloaded_tables:
+        if table in raw:
+            yield dg.MaterializeResult(asset_key=raw[table])
+    yield from (e for e in events if isinstance(e, dg.Output))
+    yield from gate_check_results(context.selected_asset_check_keys, result.db_path)
+    context.log.info(
+        f"{result.mode} build published {result.db_path}: rebuilt "
+        f"{len(result.rebuilt_models)} model(s); " + "; ".join(result.reasons)
+    )
 
 
 # --------------------------------------------------------------------------- jobs, triggers
@@ -350,7 +357,6 @@ def nectar_bundle_sensor(context: dg.SensorEvaluationContext):
 
 defs = dg.Definitions(
     assets=[tastebench_dbt_assets],
-    asset_checks=[quality_gate_checks],
     jobs=[build_job],
     schedules=[daily_schedule],
     sensors=[nectar_bundle_sensor],

@@ -109,6 +109,7 @@ def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_p
         if e.event_type_value == "ASSET_MATERIALIZATION"
     }
     assert {"stg_nectar__ratings", "fct_panel_means"} <= materialized
+    assert "nectar_consolidated_sensory_rating" in materialized  # the raw table it reloaded
     assert "dim_ml_fits" not in materialized, "an incremental run materializes what it rebuilt"
     evaluations = [
         e.event_specific_data
@@ -118,6 +119,7 @@ def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_p
     checked = {(ev.asset_key.path[-1], ev.check_name) for ev in evaluations}
     assert ("fct_panel_means", "gx_suite") in checked
     assert ("dim_categories", "deidentification_guards") in checked
+    assert len(evaluations) == len(definitions.check_specs()) == 31  # rebuilt or not
     assert all(ev.passed for ev in evaluations)
     con = duckdb.connect(str(settings.db_path), read_only=True)  # no handle left open in-process
     try:

@@ -418,8 +418,9 @@ def docs(
         raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
     out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
-        # dbt opens its database for writing: document a copy, never the published file
-        copy = Path(tmp) / "docs.duckdb"
+        # dbt opens its database for writing: document a copy, never the published file; named
+        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
+        copy = Path(tmp) / settings.db_path.name
         shutil.copyfile(settings.db_path, copy)
         run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)

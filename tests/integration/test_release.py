@@ -334,6 +334,37 @@ def test_competition_decoys_below_jaccard_and_guards_pass(competition, con) -> N
 
 
 @pytest.mark.parametrize("which", ["release", "competition"])
+def test_croissant_opens_in_mlcroissant_and_every_record_set_loads(
+    which, release, competition, con
+) -> None:
+    """Issue #21 item 1: the reference client validates the Croissant file without an error or a
+    warning, and loads every record set with the rows of the CSV it (or its Parquet twin)
+    describes; ``@id``s are unique; ``datePublished`` is the warehouse's build time."""
+    import mlcroissant as mlc
+
+    out = release[0] if which == "release" else competition[0]
+    doc = json.loads((out / "croissant.json").read_text())
+    dataset = mlc.Dataset(jsonld=str(out / "croissant.json"))
+    assert dataset.metadata.ctx.issues.errors == set()
+    assert dataset.metadata.ctx.issues.warnings == set()
+    built = con.execute("select max(run_at) from reports.rpt_data_quality").fetchone()[0]
+    assert dataset.metadata.date_published.replace(tzinfo=None) == built.replace(microsecond=0)
+    ids = [n["@id"] for n in doc["distribution"] + doc["recordSet"]]
+    ids += [f["@id"] for rs in doc["recordSet"] for f in rs["field"]]
+    assert len(ids) == len(set(ids))
+    record_sets = dataset.metadata.record_sets
+    csvs = sorted(out.rglob("*.csv"))
+    assert len(record_sets) == 2 * len(csvs)  # a CSV and its Parquet twin each
+    for record_set in record_sets:
+        (source,) = {f.source.file_object for f in record_set.fields}
+        rows = len(pl.read_csv(out / Path(source).with_suffix(".csv"), infer_schema_length=0))
+        records = list(dataset.records(record_set=record_set.uuid))
+        assert len(records) == rows, record_set.uuid
+        if records:
+            assert set(records[0]) == {f.uuid for f in record_set.fields}
+
+
+@pytest.mark.parametrize("which", ["release", "competition"])
 def test_parquet_twins_load_in_duckdb_and_pyarrow_with_the_croissant_types(
     which, release, competition
 ) -> None:

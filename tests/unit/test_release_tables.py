@@ -13,7 +13,13 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from warehouse.release.croissant import build_croissant, check_croissant, write_croissant
+from warehouse.release.croissant import (
+    build_croissant,
+    check_croissant,
+    duplicate_ids,
+    write_croissant,
+)
+from warehouse.release.croissant_load import mlcroissant_problems
 from warehouse.release.gated import (
     GatedStateError,
     GatedStore,
@@ -188,18 +194,23 @@ def test_gated_code_map_roundtrip_and_mismatch(tmp_path: Path) -> None:
         bad.load_code_map(products)
 
 
-def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> None:
-    write_table(tmp_path, frame(), SPEC)
-    (tmp_path / "README.md").write_text("readme\n")
-    doc = build_croissant(
-        tmp_path,
+def _croissant(root: Path) -> dict:
+    write_table(root, frame(), SPEC)
+    (root / "README.md").write_text("readme\n")
+    return build_croissant(
+        root,
         name="t",
         description="d",
         tables=[SPEC],
         other_files={"README.md": "r"},
         data_origin="simulation",
         version="0",
+        date_published="2026-01-02T03:04:05Z",
     )
+
+
+def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> None:
+    doc = _croissant(tmp_path)
     write_croissant(tmp_path, doc)
     assert check_croissant(tmp_path, "simulation") == []
     data = json.loads((tmp_path / "croissant.json").read_text())
@@ -207,7 +218,8 @@ def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> N
     assert data["rai:hasSyntheticData"] is True and "SIMULATED" in data["rai:dataCollection"]
     rs, rs_parquet = data["recordSet"]
     assert [f["name"] for f in rs["field"]] == SPEC.names
-    assert rs_parquet["@id"] == "t/x.parquet"
+    assert rs["@id"] == "t/x" and rs_parquet["@id"] == "t/x_parquet"
+    assert data["datePublished"] == "2026-01-02T03:04:05Z"
     assert [f["dataType"] for f in rs_parquet["field"]] == [f["dataType"] for f in rs["field"]]
     assert {d["@id"] for d in data["distribution"]} == {"t/x.csv", "t/x.parquet", "README.md"}
     assert {f["dataType"] for f in rs["field"]} == {
@@ -228,6 +240,35 @@ def test_croissant_describes_every_file_and_detects_changes(tmp_path: Path) -> N
     )
     problems = check_croissant(tmp_path, "simulation")
     assert any("recordSet of t/x.parquet" in p and "sc:Float" in p for p in problems)
+
+
+def test_croissant_opens_in_mlcroissant_and_every_record_set_loads(tmp_path: Path) -> None:
+    """The reference client validates the file without a warning and loads both record sets
+    with the table's rows; a wrong count and a reused ``@id`` are named."""
+    doc = _croissant(tmp_path)
+    write_croissant(tmp_path, doc)
+    n = len(frame())
+    assert mlcroissant_problems(tmp_path, {"t/x.csv": n}) == []
+    wrong = mlcroissant_problems(tmp_path, {"t/x.csv": n + 1})
+    assert len(wrong) == 2 and all(f"has {n + 1} row(s)" in p for p in wrong)
+    assert "record set t/x_parquet" in wrong[1]
+    doc["recordSet"][1]["@id"] = "t/x.parquet"  # the id of its file object (the old defect)
+    assert duplicate_ids(doc) == ["t/x.parquet"]
+    write_croissant(tmp_path, doc)
+    assert any("@id used by several nodes: t/x.parquet" in p for p in check_croissant(tmp_path))
+    rejected = mlcroissant_problems(tmp_path, {"t/x.csv": n})
+    assert len(rejected) == 1 and "mlcroissant rejects it" in rejected[0], rejected
+
+
+def test_build_croissant_refuses_a_reused_id(tmp_path: Path) -> None:
+    write_table(tmp_path, frame(), SPEC)
+    clash = SPEC.with_path("t/x_parquet.csv")  # a second record set t/x_parquet
+    write_table(tmp_path, frame(), clash)
+    with pytest.raises(ReleaseError, match="@id used by several nodes: t/x_parquet"):
+        build_croissant(
+            tmp_path, name="t", description="d", tables=[SPEC, clash], other_files={},
+            data_origin="simulation", version="0", date_published="2026-01-02",
+        )  # fmt: skip
 
 
 def test_public_duckdb_file_holds_the_tables_and_is_checked_by_content(tmp_path: Path) -> None:

@@ -3,16 +3,21 @@
     dagster dev -m warehouse.orchestrate.definitions      # UI, schedule and sensor
     dagster job execute -m warehouse.orchestrate.definitions -j tastebench_build
 
-* **Assets**: every dbt model and seed (``@dbt_assets`` over the project's manifest). One op runs
+* **Assets**: every raw table the build loads (keyed like dagster-dbt keys the dbt source that
+  reads it) and every dbt model and seed (the specs dagster-dbt derives from the project's
+  manifest with :data:`TRANSLATOR`), all produced by one multi-asset: its op runs
   :func:`warehouse.build.build` — the lock, the incremental plan, the raw load, ``dbt build``
   through ``DbtCliResource`` into the separate file, the quality gate and the atomic swap — and
-  yields a materialization for each model dbt rebuilt, after the swap (a model an incremental
-  build did not need to rebuild gets none: its data did not change).
+  yields a materialization for each raw table reloaded and each model dbt rebuilt, after the swap
+  (what an incremental build did not need to rebuild gets none: its data did not change). No
+  asset is external or a stub: every one is materialized by the build.
 * **Asset checks**: the quality gate's GX suites (one per guarded model) and de-identification
   guards (one per public table, with the set-level rules that name it), read from the gate's
-  results stored in the published file (``reports.rpt_data_quality``).
+  results stored in the published file (``reports.rpt_data_quality``) and reported by the build op
+  after the swap (the gate runs inside the build), for every checked table, rebuilt or not.
 * **Schedule**: ``tastebench_daily`` at 03:00 UTC, an incremental build (nothing to do when
-  nothing changed).
+  nothing changed). It and the sensor start stopped (Dagster's default; docs/operations.md says
+  how to start them).
 * **Sensor**: ``nectar_bundle_sensor`` watches a folder (``TASTEBENCH_WATCH_DIR``) for NECTAR
   bundles; its cursor is the content hash of the newest complete bundle, so a new or changed
   bundle starts one build with that bundle and an unchanged one starts nothing.
@@ -20,6 +25,7 @@
 Settings come from the environment as for the CLI (:func:`warehouse.config.load_settings`).
 """
 
+import functools
 import json
 import os
 from contextlib import contextmanager
@@ -30,7 +36,7 @@ from dagster_dbt import (
     DagsterDbtTranslator,
     DagsterDbtTranslatorSettings,
     DbtCliResource,
-    dbt_assets,
+    build_dbt_asset_specs,
 )
 
 from warehouse.build import build, dbt_failure, run_dbt
@@ -43,24 +49,79 @@ JOB_NAME = "tastebench_build"
 TRANSLATOR = DagsterDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=False))
 
 
+def _manifest_databases(manifest: Path) -> set[str]:
+    nodes = json.loads(manifest.read_text(encoding="utf-8"))["nodes"].values()
+    return {n["database"] for n in nodes if n.get("database")}
+
+
 def project_manifest(settings: Settings | None = None) -> Path:
     """The dbt manifest the asset graph is read from: ``<build_dir>/dagster/target/manifest.json``,
-    written by ``dbt parse`` when missing or older than a project file."""
+    written by ``dbt parse`` when missing, older than a project file or naming another database.
+
+    dbt-duckdb names the database after the file (``.tastebench.duckdb.parse`` -> ``tastebench``),
+    so the parse runs against a file named like the warehouse: the relations Dagster shows are the
+    warehouse's own (``tastebench.marts.dim_products``)."""
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+
     from warehouse.orchestrate.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
 
     settings = settings or load_settings()
     work = settings.build_dir / "dagster"
     manifest = work / "dbt" / "target" / "manifest.json"
+    parse_db = work / f".{settings.db_path.name}.parse"
+    database = DuckDBCredentials.path_derived_database_name(str(settings.db_path))
     sources = [REPO_ROOT / f for f in PROJECT_CONFIG_FILES] + [
         p for d in PROJECT_DIRS for p in (REPO_ROOT / d).rglob("*") if p.is_file()
     ]
     newest = max(p.stat().st_mtime for p in sources)
-    if not manifest.exists() or manifest.stat().st_mtime < newest:
-        run_dbt(["parse"], settings, work / "parse.duckdb", work)
+    if (
+        not manifest.exists()
+        or manifest.stat().st_mtime < newest
+        or _manifest_databases(manifest) != {database}
+    ):
+        run_dbt(["parse"], settings, parse_db, work)
     return manifest
 
 
 MANIFEST = project_manifest()
+
+
+@functools.cache
+def _manifest_blob(manifest: Path) -> dict:
+    return json.loads(manifest.read_text(encoding="utf-8"))
+
+
+def raw_source_keys(manifest: Path = MANIFEST) -> dict[str, dg.AssetKey]:
+    """raw table -> the asset key dagster-dbt gives its dbt source (``[source, table]``)."""
+    blob = _manifest_blob(manifest)
+    return {
+        (s.get("identifier") or s["name"]): TRANSLATOR.get_asset_spec(blob, uid, None).key
+        for uid, s in blob["sources"].items()
+        if s.get("schema") == "raw"
+    }
+
+
+def model_keys(manifest: Path = MANIFEST) -> dict[str, dg.AssetKey]:
+    """dbt model or seed name -> the asset key dagster-dbt's translator gives it (the one the
+    assets carry: ``['marts', 'dim_products']``)."""
+    blob = _manifest_blob(manifest)
+    return {
+        n["name"]: TRANSLATOR.get_asset_spec(blob, uid, None).key
+        for uid, n in blob["nodes"].items()
+        if n["resource_type"] in ("model", "seed")
+    }
+
+
+def asset_specs(manifest: Path = MANIFEST) -> list[dg.AssetSpec]:
+    """The raw tables and the dbt models and seeds (dagster-dbt's specs), each skippable: an
+    incremental build materializes only what it reloaded or rebuilt."""
+    raw = [
+        dg.AssetSpec(key, group_name="raw", description=f"raw.{table}, loaded by the build")
+        for table, key in sorted(raw_source_keys(manifest).items())
+    ]
+    blob = _manifest_blob(manifest)
+    dbt = build_dbt_asset_specs(manifest=blob, dagster_dbt_translator=TRANSLATOR)
+    return [s.replace_attributes(skippable=True) for s in [*raw, *dbt]]
 
 
 class BuildConfig(dg.Config):
@@ -86,57 +147,7 @@ def _environment(values: dict[str, str]):
                 os.environ[key] = value
 
 
-@dbt_assets(manifest=MANIFEST, dagster_dbt_translator=TRANSLATOR, name="tastebench_dbt")
-def tastebench_dbt_assets(
-    context: dg.AssetExecutionContext, dbt: DbtCliResource, config: BuildConfig
-):
-    settings = load_settings()
-    events: list = []
-
-    def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
-        target = run_settings.build_dir / "dbt" / "target"
-        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
-            invocation = dbt.cli(
-                args,
-                manifest=MANIFEST,
-                dagster_dbt_translator=TRANSLATOR,
-                raise_on_error=False,
-                target_path=target,
-            )
-            for event in invocation.stream_raw_events():
-                events.extend(
-                    event.to_default_asset_events(
-                        manifest=MANIFEST,
-                        dagster_dbt_translator=TRANSLATOR,
-                        context=context,
-                        target_path=target,
-                    )
-                )
-            if not invocation.is_successful():
-                raise dbt_failure(args[0], target.parent, db_path)  # each node's error line
-
-    result = build(
-        settings,
-        nectar=Path(config.nectar) if config.nectar else None,
-        log=context.log.info,
-        full_refresh=config.full_refresh,
-        wait_s=config.wait_s,
-        dbt_runner=dbt_runner,
-    )
-    # materializations only once the swap published them
-    yield from (e for e in events if isinstance(e, dg.Output))
-    context.log.info(
-        f"{result.mode} build published {result.db_path}: rebuilt "
-        f"{len(result.rebuilt_models)} model(s); " + "; ".join(result.reasons)
-    )
-
-
 # --------------------------------------------------------------------------- asset checks
-
-
-def _model_names(manifest: Path) -> set[str]:
-    nodes = json.loads(manifest.read_text(encoding="utf-8"))["nodes"].values()
-    return {n["name"] for n in nodes if n["resource_type"] in ("model", "seed")}
 
 
 def _public_models(manifest: Path) -> list[str]:
@@ -145,23 +156,13 @@ def _public_models(manifest: Path) -> list[str]:
     return sorted(governance.public_relations(governance.read_access(manifest)))
 
 
-def raw_source_keys(manifest: Path = MANIFEST) -> dict[str, dg.AssetKey]:
-    """raw table -> the asset key dagster-dbt gives its dbt source (``[source, table]``)."""
-    blob = json.loads(manifest.read_text(encoding="utf-8"))
-    return {
-        (s.get("identifier") or s["name"]): TRANSLATOR.get_asset_spec(blob, uid, None).key
-        for uid, s in blob["sources"].items()
-        if s.get("schema") == "raw"
-    }
-
-
 def check_key(relation: str, manifest: Path = MANIFEST) -> dg.AssetKey | None:
     """The asset a quality suite or guard validates (``schema.table`` -> a dbt model's key, a raw
     table -> its dbt source's key); None for relations that are not assets (release candidates)."""
     schema, _, table = relation.rpartition(".")
     if schema == "raw":
         return raw_source_keys(manifest).get(table)
-    return dg.AssetKey([table]) if table in _model_names(manifest) else None
+    return model_keys(manifest).get(table)
 
 
 def check_specs(manifest: Path = MANIFEST) -> list[dg.AssetCheckSpec]:
@@ -209,16 +210,15 @@ def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-@dg.multi_asset_check(specs=check_specs(), name="quality_gate_checks", can_subset=True)
-def quality_gate_checks(context: dg.AssetCheckExecutionContext):
-    """The gate's results stored in the published file, per check (its row counts by status)."""
-    settings = load_settings()
+def gate_check_results(check_keys, db_path: Path):
+    """An ``AssetCheckResult`` per check key from the gate's results stored in the published
+    file (its row counts by status); a table without a stored result fails its check."""
     by_key: dict[tuple[str, dg.AssetKey], dict] = {}
-    for (name, relation), entry in gate_results(settings.db_path).items():
+    for (name, relation), entry in gate_results(db_path).items():
         key = check_key(relation)
         if key is not None:
             by_key[(name, key)] = entry
-    for check in context.selected_asset_check_keys:
+    for check in sorted(check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
         entry = by_key.get((check.name, check.asset_key))
         if entry is None:
             yield dg.AssetCheckResult(
@@ -234,6 +234,63 @@ def quality_gate_checks(context: dg.AssetCheckExecutionContext):
             passed=entry["failed"] == 0,
             metadata={k: v for k, v in entry.items() if v is not None},
         )
+
+
+# --------------------------------------------------------------------------- the build
+
+
+@dg.multi_asset(
+    specs=asset_specs(), check_specs=check_specs(), name="tastebench_dbt", can_subset=False
+)
+def tastebench_dbt_assets(
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, config: BuildConfig
+):
+    """The build: raw load, dbt, quality gate and swap (one unit: it cannot be subset); then the
+    gate's results as the asset checks (the gate ran inside the build, on what it published)."""
+    settings = load_settings()
+    events: list = []
+
+    def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
+        target = run_settings.build_dir / "dbt" / "target"
+        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
+            invocation = dbt.cli(
+                args,
+                manifest=MANIFEST,
+                dagster_dbt_translator=TRANSLATOR,
+                raise_on_error=False,
+                target_path=target,
+            )
+            for event in invocation.stream_raw_events():
+                events.extend(
+                    event.to_default_asset_events(
+                        manifest=MANIFEST,
+                        dagster_dbt_translator=TRANSLATOR,
+                        context=context,
+                        target_path=target,
+                    )
+                )
+            if not invocation.is_successful():
+                raise dbt_failure(args[0], target.parent, db_path)  # each node's error line
+
+    result = build(
+        settings,
+        nectar=Path(config.nectar) if config.nectar else None,
+        log=context.log.info,
+        full_refresh=config.full_refresh,
+        wait_s=config.wait_s,
+        dbt_runner=dbt_runner,
+    )
+    # materializations only once the swap published them
+    raw = raw_source_keys()
+    for table in result.reloaded_tables:
+        if table in raw:
+            yield dg.MaterializeResult(asset_key=raw[table])
+    yield from (e for e in events if isinstance(e, dg.Output))
+    yield from gate_check_results(context.selected_asset_check_keys, result.db_path)
+    context.log.info(
+        f"{result.mode} build published {result.db_path}: rebuilt "
+        f"{len(result.rebuilt_models)} model(s); " + "; ".join(result.reasons)
+    )
 
 
 # --------------------------------------------------------------------------- jobs, triggers
@@ -296,15 +353,8 @@ def nectar_bundle_sensor(context: dg.SensorEvaluationContext):
     )
 
 
-# the raw tables (dbt sources) as external assets: the raw GX suites check them
-raw_assets = [
-    dg.AssetSpec(key, group_name="raw", description=f"raw.{table}, loaded by the build")
-    for table, key in sorted(raw_source_keys().items())
-]
-
 defs = dg.Definitions(
-    assets=[tastebench_dbt_assets, *raw_assets],
-    asset_checks=[quality_gate_checks],
+    assets=[tastebench_dbt_assets],
     jobs=[build_job],
     schedules=[daily_schedule],
     sensors=[nectar_bundle_sensor],

@@ -41,7 +41,7 @@ from warehouse.release.competition_draw import (
     select_decoys,
     within_category_pairs,
 )
-from warehouse.release.croissant import build_croissant, write_croissant
+from warehouse.release.croissant import build_croissant, build_time, write_croissant
 from warehouse.release.gated import COMPETITION, check_out_dir, ensure_separate, write_private_bytes
 from warehouse.release.leaderboard import audit_competition, audit_pairs, round2, score_submission
 from warehouse.release.schema import (
@@ -181,6 +181,7 @@ def export_competition(
         ctx = GatedContext.from_warehouse(con)
         members, _, gold_pairs = read_members(con, ctx)
         origin = con.sql("select distinct data_origin from marts.dim_products").fetchall()
+        built_at = build_time(con)
     finally:
         con.close()
     if len(origin) != 1:
@@ -221,6 +222,7 @@ def export_competition(
             other_files={"README.md": "Task, files, scoring, licences."},
             data_origin=data_origin,
             version=__version__,
+            date_published=built_at,
         )
         write_croissant(tmp, doc)
         write_manifest(tmp)

@@ -4,9 +4,11 @@ fields; and the checks ``tastebench verify`` runs on it.
 One ``cr:FileObject`` per released file (sha256, encoding format) and one ``cr:RecordSet`` per
 CSV whose ``cr:Field``s are the columns of its :class:`TableSpec` (type, description, source
 column); each table's Parquet twin is a FileObject too, with a record set of the same fields and
-types (``<table>.parquet``) whose source is the Parquet file. The JSON has no timestamp, so the
-same files give the same bytes. When the ratings are simulated (``data_origin = simulation``) the
-RAI fields say so (``rai:hasSyntheticData: true`` and the collection/limitation texts)."""
+types (``<table>_parquet``) whose source is the Parquet file. Every ``@id`` is unique (checked:
+mlcroissant resolves references by ``@id``). ``datePublished`` is the build time of the warehouse
+the files come from, so the same build gives the same bytes. When the ratings are simulated
+(``data_origin = simulation``) the RAI fields say so (``rai:hasSyntheticData: true`` and the
+collection/limitation texts)."""
 
 from __future__ import annotations
 
@@ -18,13 +20,20 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.release.tables import ARROW_TYPES, CROISSANT_TYPES, TableSpec, sha256_file
+from warehouse.release.tables import (
+    ARROW_TYPES,
+    CROISSANT_TYPES,
+    ReleaseError,
+    TableSpec,
+    sha256_file,
+)
 
 CROISSANT_NAME = "croissant.json"
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 LICENSE_NC = "https://creativecommons.org/licenses/by-nc/4.0/"
 LICENSE_MIT = "https://opensource.org/licenses/MIT"
 
+# the standard Croissant 1.0 @context (mlcroissant warns on any other), plus tb: and prov:
 CONTEXT: dict[str, object] = {
     "@language": "en",
     "@vocab": "https://schema.org/",
@@ -38,6 +47,7 @@ CONTEXT: dict[str, object] = {
     "data": {"@id": "cr:data", "@type": "@json"},
     "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
     "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"},
     "extract": "cr:extract",
     "field": "cr:field",
@@ -57,6 +67,7 @@ CONTEXT: dict[str, object] = {
     "regex": "cr:regex",
     "repeated": "cr:repeated",
     "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
     "sc": "https://schema.org/",
     "separator": "cr:separator",
     "source": "cr:source",
@@ -75,7 +86,22 @@ ARROW_CROISSANT = {str(ARROW_TYPES[t]): c for t, c in CROISSANT_TYPES.items()}
 
 
 def _record_set_id(path: str) -> str:
-    return path.rsplit(".", 1)[0]
+    """``benchmark/products.csv`` -> ``benchmark/products``; the Parquet twin's record set is
+    ``benchmark/products_parquet`` (its file object is ``benchmark/products.parquet``)."""
+    stem, _, suffix = path.rpartition(".")
+    return stem if suffix == "csv" else f"{stem}_{suffix}"
+
+
+def duplicate_ids(doc: Mapping[str, object]) -> list[str]:
+    """The ``@id``s that name more than one node (file object, record set or field)."""
+    seen: dict[str, int] = {}
+    record_sets = list(doc.get("recordSet") or [])  # type: ignore[call-overload]
+    nodes = list(doc.get("distribution") or []) + record_sets  # type: ignore[call-overload]
+    nodes += [f for rs in record_sets if isinstance(rs, dict) for f in rs.get("field", [])]
+    for node in nodes:
+        if isinstance(node, dict) and "@id" in node:
+            seen[node["@id"]] = seen.get(node["@id"], 0) + 1
+    return sorted(i for i, n in seen.items() if n > 1)
 
 
 def rai_fields(data_origin: str) -> dict[str, object]:
@@ -135,6 +161,59 @@ def rai_fields(data_origin: str) -> dict[str, object]:
     }
 
 
+def _distribution(
+    root: Path, tables: Sequence[TableSpec], other_files: Mapping[str, str]
+) -> list[dict[str, object]]:
+    """One ``cr:FileObject`` per CSV, Parquet twin and other file (``@id`` = its path)."""
+    files = [(t.path, t.description) for t in tables]
+    files += [
+        (t.parquet_path, f"{t.description} (Parquet twin of {t.path})")
+        for t in tables
+        if (root / t.parquet_path).is_file()
+    ]
+    return [
+        {
+            "@type": "cr:FileObject",
+            "@id": rel,
+            "name": rel,
+            "description": desc,
+            "contentUrl": rel,
+            "encodingFormat": ENCODINGS.get(Path(rel).suffix.lower(), "application/octet-stream"),
+            "sha256": sha256_file(root / rel),
+        }
+        for rel, desc in sorted(files + list(other_files.items()))
+    ]
+
+
+def _record_sets(root: Path, t: TableSpec) -> list[dict[str, object]]:
+    """The record set of a CSV and, when it is written, of its Parquet twin."""
+    sources = [(_record_set_id(t.path), t.path, t.description)]
+    if (root / t.parquet_path).is_file():
+        sources.append(
+            (_record_set_id(t.parquet_path), t.parquet_path, f"{t.description} (Parquet)")
+        )
+    return [
+        {
+            "@type": "cr:RecordSet",
+            "@id": rs,
+            "name": rs,
+            "description": description,
+            "field": [
+                {
+                    "@type": "cr:Field",
+                    "@id": f"{rs}/{c.name}",
+                    "name": c.name,
+                    "description": c.description,
+                    "dataType": CROISSANT_TYPES[c.type],
+                    "source": {"fileObject": {"@id": source}, "extract": {"column": c.name}},
+                }
+                for c in t.columns
+            ],
+        }
+        for rs, source, description in sources
+    ]
+
+
 def build_croissant(
     root: Path,
     *,
@@ -144,62 +223,18 @@ def build_croissant(
     other_files: Mapping[str, str],
     data_origin: str,
     version: str,
+    date_published: str,
     license_urls: Sequence[str] = (LICENSE_NC,),
     derived_from: Sequence[str] = (),
 ) -> dict[str, object]:
     """The Croissant document for the files under ``root`` (which must already be written).
 
     ``tables``: every released CSV (concrete paths). ``other_files``: relpath -> description of
-    the non-tabular files (README.md, ...)."""
+    the non-tabular files (README.md, ...). ``date_published``: ISO 8601 build time of the
+    warehouse (:func:`build_time`). Raises ``ReleaseError`` when two nodes share an ``@id``."""
     root = Path(root)
-    files = [(t.path, t.description) for t in tables]
-    files += [
-        (t.parquet_path, f"{t.description} (Parquet twin of {t.path})")
-        for t in tables
-        if (root / t.parquet_path).is_file()
-    ]
-    distribution = []
-    for rel, desc in sorted(files + list(other_files.items())):
-        suffix = Path(rel).suffix.lower()
-        distribution.append(
-            {
-                "@type": "cr:FileObject",
-                "@id": rel,
-                "name": rel,
-                "description": desc,
-                "contentUrl": rel,
-                "encodingFormat": ENCODINGS.get(suffix, "application/octet-stream"),
-                "sha256": sha256_file(root / rel),
-            }
-        )
-    record_sets = []
-    for t in sorted(tables, key=lambda t: t.path):
-        sources = [(_record_set_id(t.path), t.path, t.description)]
-        if (root / t.parquet_path).is_file():
-            sources.append((t.parquet_path, t.parquet_path, f"{t.description} (Parquet)"))
-        for rs, source, description in sources:
-            record_sets.append(
-                {
-                    "@type": "cr:RecordSet",
-                    "@id": rs,
-                    "name": rs,
-                    "description": description,
-                    "field": [
-                        {
-                            "@type": "cr:Field",
-                            "@id": f"{rs}/{c.name}",
-                            "name": c.name,
-                            "description": c.description,
-                            "dataType": CROISSANT_TYPES[c.type],
-                            "source": {
-                                "fileObject": {"@id": source},
-                                "extract": {"column": c.name},
-                            },
-                        }
-                        for c in t.columns
-                    ],
-                }
-            )
+    distribution = _distribution(root, tables, other_files)
+    record_sets = [rs for t in sorted(tables, key=lambda t: t.path) for rs in _record_sets(root, t)]
     doc: dict[str, object] = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -207,6 +242,7 @@ def build_croissant(
         "name": name,
         "description": description,
         "version": version,
+        "datePublished": date_published,
         "license": list(license_urls),
         "url": "https://github.com/Food-Intelligence-Lab/tastebench",
         "citeAs": (
@@ -223,7 +259,25 @@ def build_croissant(
     }
     if derived_from:
         doc["prov:wasDerivedFrom"] = [{"@id": d} for d in derived_from]
+    if dup := duplicate_ids(doc):
+        raise ReleaseError(f"{CROISSANT_NAME}: @id used by several nodes: {', '.join(dup)}")
     return doc
+
+
+def build_time(con) -> str:
+    """When the warehouse behind ``con`` was built: the run time of its build's quality gate
+    (``reports.rpt_data_quality``, written only by the build), ISO 8601 in UTC."""
+    import duckdb
+
+    try:
+        (at,) = con.execute("select max(run_at) from reports.rpt_data_quality").fetchone()
+    except duckdb.Error as exc:
+        raise ReleaseError(
+            f"the warehouse records no build time ({exc}). Fix: run `tastebench build`."
+        ) from exc
+    if at is None:
+        raise ReleaseError("the warehouse records no build time. Fix: run `tastebench build`.")
+    return at.replace(microsecond=0).isoformat() + "Z"
 
 
 def croissant_bytes(doc: Mapping[str, object]) -> bytes:
@@ -290,11 +344,21 @@ def check_croissant(root: Path, expected_origin: str | None = None) -> list[str]
         twin = str(Path(rel).with_suffix(".csv").as_posix())
         if twin in sets and sets[twin] != sets[rel]:
             out.append(f"{CROISSANT_NAME}: {rel} and {twin} are described with different types")
+    return out + _document_problems(doc, expected_origin)
+
+
+def _document_problems(doc: Mapping[str, object], expected_origin: str | None) -> list[str]:
+    """Unique ``@id``s, ``datePublished``, the data origin and its RAI flag."""
+    out = []
     origin = doc.get("tb:dataOrigin")
     if expected_origin is not None and origin != expected_origin:
         out.append(
             f"{CROISSANT_NAME}: tb:dataOrigin {origin!r}, the tables say {expected_origin!r}"
         )
+    if dup := duplicate_ids(doc):
+        out.append(f"{CROISSANT_NAME}: @id used by several nodes: {', '.join(dup)}")
+    if not doc.get("datePublished"):
+        out.append(f"{CROISSANT_NAME}: no datePublished")
     if origin == "simulation" and doc.get("rai:hasSyntheticData") is not True:
         out.append(f"{CROISSANT_NAME}: simulated data without rai:hasSyntheticData = true")
     return out
@@ -306,8 +370,10 @@ __all__ = [
     "LICENSE_MIT",
     "LICENSE_NC",
     "build_croissant",
+    "build_time",
     "check_croissant",
     "croissant_bytes",
+    "duplicate_ids",
     "rai_fields",
     "write_croissant",
 ]

@@ -26,7 +26,7 @@ import polars as pl
 
 from warehouse import __version__
 from warehouse.release import derive
-from warehouse.release.croissant import build_croissant, write_croissant
+from warehouse.release.croissant import build_croissant, build_time, write_croissant
 from warehouse.release.gated import GatedStore, check_out_dir, ensure_separate
 from warehouse.release.public_db import write_public_db
 from warehouse.release.schema import (
@@ -383,8 +383,9 @@ file passed the de-identification guards before publication.
 
 ## Verify
 
-`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types, the
-Parquet twins and the DuckDB file, then recomputes the gold pairs (from `true_rank`), the
+`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types (and
+opens `croissant.json` in mlcroissant, loading every record set), the Parquet twins and the
+DuckDB file, then recomputes the gold pairs (from `true_rank`), the
 category counts, the human-baseline summary, the model metrics (from `oof/` and the upstream
 files, fetched by hash) and the release audits, and compares them byte for byte. Every table is
 a CSV (floats written as the shortest text that reads back as the same float64) with a Parquet
@@ -425,6 +426,7 @@ def export_release(
     try:
         inp = read_inputs(con)
         ctx = GatedContext.from_warehouse(con)
+        built_at = build_time(con)
     finally:
         con.close()
     origin = inp.data_origin
@@ -496,6 +498,7 @@ def export_release(
             other_files={"README.md": "What is released, keying, verification, licences."},
             data_origin=origin,
             version=__version__,
+            date_published=built_at,
             derived_from=[
                 "https://github.com/Food-Intelligence-Lab/tastebench",
                 *sorted(tables.frames[UPSTREAM_FILES.path]["url"].to_list()),

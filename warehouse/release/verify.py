@@ -1,7 +1,8 @@
 """``tastebench verify DIR``: check a release from its own files (docs/release.md, "Verify").
 
 Tier 1, integrity: ``MANIFEST.sha256`` lists every file (none missing, none extra) and every
-sha256 matches; ``croissant.json`` hashes, record sets and types match the files; every CSV has a
+sha256 matches; ``croissant.json`` hashes, record sets and types match the files, and it opens in
+mlcroissant, where every record set loads with the rows of its file; every CSV has a
 Parquet twin with the spec's types and the same rows; the public DuckDB file holds exactly one
 table per CSV with the same rows (it is not byte-stable, so the manifest leaves it out:
 :mod:`warehouse.release.public_db`).
@@ -30,6 +31,7 @@ import polars as pl
 
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
+from warehouse.release.croissant_load import mlcroissant_problems
 from warehouse.release.public_db import public_db_problems
 from warehouse.release.schema import (
     BLOCK_RELIABILITY,
@@ -310,6 +312,7 @@ def verify_release(root: Path, settings=None) -> VerifyReport:
     tables = read_release_tables(root, settings)
     report.problems += tables.problems + tables.upstream_problems
     report.problems += check_croissant(root, release_origin(tables))
+    report.problems += mlcroissant_problems(root, {r: len(f) for r, f in tables.frames.items()})
     report.checked.append("croissant.json")
     report.problems += check_parquet(tables)
     report.problems += public_db_problems(root, tables.specs.values())

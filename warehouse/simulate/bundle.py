@@ -18,9 +18,7 @@ or a previous simulation (it holds ``simulation_manifest.json``).
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from warehouse.errors import WarehouseError
+from warehouse.files import atomic_dir, sha256_file
 from warehouse.simulate import schema
 from warehouse.simulate.attributes import attribute_columns
 from warehouse.simulate.calibration import CalibrationSummary, summarize_frame
@@ -271,14 +270,6 @@ def _labels_tables(products: list[Product]) -> tuple[list[list[object]], list[li
     return auto, manual
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 # ------------------------------------------------------------------------------ the bundle
 
 
@@ -294,16 +285,6 @@ def check_target(out_dir: Path) -> None:
                 f"{out_dir} is not empty and holds no {MANIFEST_FILE}: refusing to overwrite "
                 "something that is not a simulated bundle; pick an empty or new folder"
             )
-
-
-def _prepare_target(out_dir: Path) -> Path:
-    check_target(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    return tmp
 
 
 def simulate_bundle(
@@ -356,8 +337,8 @@ def simulate_bundle(
         stream(seed, "attributes"),
     )
 
-    tmp = _prepare_target(out_dir)
-    try:
+    check_target(out_dir)
+    with atomic_dir(out_dir, replace_nonempty=True) as tmp:
         _write_csv(tmp / schema.RATINGS_FILE, schema.RATINGS_FILE, _ratings_table(rows, attrs))
         _write_csv(tmp / schema.PRODUCTS_FILE, schema.PRODUCTS_FILE, _products_table(products))
         auto, manual = _labels_tables(products)
@@ -407,7 +388,7 @@ def simulate_bundle(
 
         (tmp / README_FILE).write_text(render_readme(report, sim), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
-        report.files = {p.relative_to(tmp).as_posix(): _sha256(p) for p in files}
+        report.files = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in files}
         manifest = {
             "data_origin": "simulation",
             "generator": "warehouse.simulate",
@@ -432,11 +413,5 @@ def simulate_bundle(
         (tmp / MANIFEST_FILE).write_text(
             json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     report.elapsed_s = time.perf_counter() - t0
     return report

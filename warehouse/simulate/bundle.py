@@ -21,7 +21,7 @@ import csv
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ from warehouse.errors import WarehouseError
 from warehouse.files import atomic_dir, sha256_file
 from warehouse.simulate import schema
 from warehouse.simulate.attributes import attribute_columns
-from warehouse.simulate.calibration import CalibrationSummary, summarize_frame
+from warehouse.simulate.calibration import summarize_frame
 from warehouse.simulate.design import Category, build_categories, load_public, stream
 from warehouse.simulate.products import Product, build_products, feature_signal
 from warehouse.simulate.ratings import (
@@ -39,6 +39,8 @@ from warehouse.simulate.ratings import (
     SimilarityResult,
     simulate_similarity,
 )
+from warehouse.simulate.readme import render_readme
+from warehouse.simulate.report import SimulationReport
 
 SIMULATION_VERSION = "1.0.0"
 MANIFEST_FILE = "simulation_manifest.json"
@@ -49,29 +51,6 @@ PLANT_SIGNALS = (None, "nutrition", "text")
 
 class SimulationError(WarehouseError):
     """The simulator could not produce a bundle that meets its guarantees."""
-
-
-@dataclass
-class SimulationReport:
-    out_dir: Path
-    seed: int
-    scale: int
-    plant_signal: str | None
-    version: str
-    n_categories: int
-    n_products: int
-    n_analogs: int
-    n_references: int
-    n_ratings: int
-    n_respondents: int
-    n_published_blocks: int
-    n_filler_groups: int
-    n_images: int
-    n_branded_ingredient_lists: int
-    parameters: dict[str, float]
-    files: dict[str, str] = field(default_factory=dict, repr=False)  # relative path -> sha256
-    calibration: CalibrationSummary | None = None
-    elapsed_s: float = 0.0
 
 
 # ------------------------------------------------------------------------------ rating rows
@@ -384,8 +363,6 @@ def simulate_bundle(
             parameters=params.as_dict(),
             calibration=calibration,
         )
-        from warehouse.simulate.readme import render_readme
-
         (tmp / README_FILE).write_text(render_readme(report, sim), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         report.files = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in files}

@@ -1,4 +1,5 @@
-"""Read the dbt seeds from Python (loaders validate against the same lookups dbt uses)."""
+"""Read the dbt seeds (and the list-valued dbt vars that declare columns) from Python: loaders
+validate against the same lookups dbt uses."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env, load_settings
 from warehouse.errors import ResourceError, WarehouseError, resource_error
+from warehouse.files import atomic_text
 
 
 class BuildError(WarehouseError):
@@ -446,8 +447,4 @@ def write_build_record(
             "quality": result.quality,
             "recomputed_cache_entries": result.recomputed,
         }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return atomic_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")

@@ -11,12 +11,14 @@ a source of truth. The build counts the ledger lines its run appended (docs/oper
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
-import tempfile
-from collections.abc import Callable
+import secrets
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 SIDECAR_SUFFIX = ".sha256"
@@ -38,14 +40,16 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def atomic_write(path: Path, write: Callable[[Path], object] | bytes) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object] | bytes, *, mode: int = 0o600) -> None:
     """Write ``path`` all-or-nothing: into a temporary file in the same folder (``write(tmp)``, or
     the given bytes), flushed to disk, then ``os.replace``-d into place. A failure (a full disk)
-    leaves the previous file, if any, untouched and no temporary file behind."""
+    leaves the previous file, if any, untouched and no temporary file behind. The file is created
+    with ``mode`` less the umask: 0600 by default (caches, gated files); ``0o666`` gives what a
+    plain ``open(path, "w")`` would."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         if isinstance(write, bytes):
             with os.fdopen(fd, "wb") as fh:
@@ -58,6 +62,36 @@ def atomic_write(path: Path, write: Callable[[Path], object] | bytes) -> None:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_text(path: Path, text: str, *, mode: int = 0o666) -> Path:
+    """:func:`atomic_write` of UTF-8 text, by default with the permissions of a plain
+    ``Path.write_text`` (0666 less the umask); return ``path``."""
+    atomic_write(path, text.encode("utf-8"), mode=mode)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_dir(out_dir: Path, *, replace_nonempty: bool = False) -> Iterator[Path]:
+    """Build the folder ``out_dir`` all-or-nothing: yield a new temporary sibling folder to fill;
+    when the block succeeds, the previous ``out_dir`` (if any) is removed and the temporary folder
+    renamed into place; when it fails, the temporary folder is removed and ``out_dir`` untouched.
+    The previous folder must be empty unless ``replace_nonempty``."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        yield tmp
+        if out_dir.exists():
+            if replace_nonempty:
+                shutil.rmtree(out_dir)
+            else:
+                out_dir.rmdir()
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

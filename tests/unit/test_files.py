@@ -51,3 +51,37 @@ def test_sidecar_round_trip_and_mismatch_is_recorded(tmp_path: Path, caplog) -> 
     assert "differs from the recorded" in lines[0]["problem"]
     assert not files.verified(tmp_path / "absent.bin", tmp_path)  # a miss is not a recompute
     assert len(files.recomputed_since(marks)) == 2
+
+
+def test_atomic_write_mode_and_atomic_text(tmp_path: Path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        files.atomic_write(tmp_path / "private.bin", b"x")
+        assert (tmp_path / "private.bin").stat().st_mode & 0o777 == 0o600  # caches, gated files
+        files.atomic_text(tmp_path / "record.json", "{}\n")  # as Path.write_text would
+        assert (tmp_path / "record.json").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "record.json").read_text(encoding="utf-8") == "{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["private.bin", "record.json"]
+
+
+def test_atomic_dir_swaps_in_only_a_finished_folder(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    with files.atomic_dir(out) as tmp:
+        (tmp / "a.csv").write_text("a\n")
+        assert not out.exists()
+    assert (out / "a.csv").read_text() == "a\n"
+    with pytest.raises(RuntimeError), files.atomic_dir(out, replace_nonempty=True) as tmp:
+        (tmp / "b.csv").write_text("b\n")
+        raise RuntimeError("guard failed")
+    assert sorted(p.name for p in out.iterdir()) == ["a.csv"]  # the previous folder untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]  # no temporary left
+    with pytest.raises(OSError), files.atomic_dir(out) as tmp:  # a non-empty folder is refused
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
+    with files.atomic_dir(out, replace_nonempty=True) as tmp:
+        (tmp / "c.csv").write_text("c\n")
+    assert sorted(p.name for p in out.iterdir()) == ["c.csv"]

@@ -99,7 +99,7 @@ def _context_models(
     users: list[PredictionFile], ref: Reference, settings, db_path: Path | None, notes: list[str]
 ) -> list[tuple[PredictionFile, dict[str, object]]]:
     """Context files not already given by the user (same bytes), each checked against ``ref``."""
-    from warehouse.sources.registry import sha256_file
+    from warehouse.files import sha256_file
 
     user_sha = {sha256_file(f.path): f for f in users}
     user_names = {f.name: f for f in users}
@@ -235,7 +235,7 @@ def evaluate_in_context(
     roles = {f.name: p["role"] for f, p in context} | dict.fromkeys(user_names, "user")
     for m in result["models"]:
         m["role"] = roles[m["name"]]
-    from warehouse.sources.registry import sha256_file
+    from warehouse.files import sha256_file
 
     files = [
         {"name": f.name, "role": "user", "source_file": str(f.path), "sha256": sha256_file(f.path)}

@@ -16,6 +16,7 @@ import polars as pl
 
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.contract import SCHEMA_VERSION
+from warehouse.metrics.conventions import policies_by_convention, score_conventions
 from warehouse.metrics.core import code_series
 from warehouse.metrics.intervals import (
     DEFAULT_CI_METHODS,
@@ -34,9 +35,6 @@ from warehouse.metrics.scoring import (
     interval,
     json_float,
     pair_table,
-    score_model,
-    score_per_category,
-    trivial_policies,
 )
 from warehouse.metrics.slices import calibration, clear_slice, delta_slice, welch_clear_pairs
 from warehouse.metrics.validate import normalize_code, numeric_column, validate_predictions
@@ -411,18 +409,18 @@ def evaluate_files(
     for f in files:
         df, coverage = _scored_frame(f, ref)
         frames[f.name] = df
-        score = score_model(
-            df["category"], df["gold"], df["pred"], n_boot=n_boot, seed=seed, alpha=alpha, ci=ci
-        )
-        per_cat = score_per_category(
+        (scored,) = score_conventions(
             df["category"],
             df["gold"],
             df["pred"],
+            conventions=(ci,),
             n_boot=n_boot,
             seed=seed,
+            alpha=alpha,
+            per_category=True,
             all_metrics=False,
-            ci=ci,
         )
+        score, per_cat = scored.overall, scored.per_category
         pairs = pair_table(df["category"], df["product_code"], df["gold"], df["pred"])
         tables[f.name] = pairs
         delta_of = "panel_mean" if mode == "warehouse" else f.gold_column
@@ -502,15 +500,15 @@ def evaluate_files(
         pol_cat, pol_code, pol_gold = first["category"], first["product_code"], first["gold"]
         policy_scope = f"the products and gold of {files[0].name}"
         data_origin = "tastebench_public" if _is_public_gold(frames, ref) else "prediction_file"
-    policies = trivial_policies(
+    ((_, policies),) = policies_by_convention(
         pol_cat,
         pol_code,
         pol_gold,
         ref.gold_pairs,
+        conventions=(ci,),
         n_boot=n_boot,
         seed=seed,
         pair_file=ref.pair_file,
-        ci=ci,
     )
     for p in policies:
         if p["name"] != "slot1_wins":

@@ -28,8 +28,9 @@ import numpy as np
 import polars as pl
 
 from warehouse.features.block import KEY_COLUMNS, FeatureBlock, FeatureError
-from warehouse.features.cache import VectorCache, sha256_file
+from warehouse.features.cache import VectorCache
 from warehouse.features.products import product_frame
+from warehouse.files import sha256_file
 
 IMAGE_ENCODER = "skimage_colour_texture"
 IMAGE_ENCODER_REV = "1"

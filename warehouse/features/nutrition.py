@@ -14,15 +14,9 @@ import polars as pl
 
 from warehouse.features.block import KEY_COLUMNS, FeatureBlock, FeatureError
 from warehouse.features.products import product_frame
+from warehouse.sources.seeds import nutrient_columns
 
-NUTRIENT_COLUMNS = (
-    "total_fat_g_per_100g",
-    "sodium_g_per_100g",
-    "protein_g_per_100g",
-    "dietary_fiber_g_per_100g",
-    "total_carbohydrate_g_per_100g",
-    "total_sugars_g_per_100g",
-)
+NUTRIENT_COLUMNS = nutrient_columns()  # var nutrition_block of dbt_project.yml
 IMPUTED_FLAGS = tuple("is_imputed_" + c.removesuffix("_per_100g") for c in NUTRIENT_COLUMNS)
 NUTRITION_ENCODER = "label_per_100g"
 NUTRITION_ENCODER_VERSION = "1"

@@ -19,26 +19,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from .conventions import policies_by_convention, score_conventions
 from .core import METRIC_NAMES, as_polars
 from .policies import random_policy_expected
-from .scoring import (
-    COMPARE_METHOD,
-    compare_pair_tables,
-    pair_table,
-    score_model,
-    score_per_category,
-    trivial_policies,
-)
+from .scoring import COMPARE_METHOD, compare_pair_tables, pair_table
 
 PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"
-
-
-CONVENTIONS = ("published_bca", "default")
-"""Interval conventions of every model's rows. The published files need ``published_bca`` to
-reproduce Table 2; the warehouse's own fits carry it too (issue #11 asks for their BCa intervals
-beside the published models'), as the non-default row: ``is_default_ci`` marks the default
-(docs/statistics.md), which every reader (report, evaluate, comparisons) uses."""
 
 
 def _check_columns(oof: pl.DataFrame) -> None:
@@ -137,15 +124,10 @@ def model_metrics_table(
         chance = random_policy_expected(np.asarray(df["category"].to_list(), dtype=object))
         chance["pairwise_accuracy_macro"] = 0.5
         seen: set[tuple[str, str]] = set()
-        for conv in CONVENTIONS:
-            score = score_model(
-                df["category"],
-                df["gold_value"],
-                df["predicted_score"],
-                n_boot=n_boot,
-                seed=seed,
-                ci=conv,
-            )
+        for scored in score_conventions(
+            df["category"], df["gold_value"], df["predicted_score"], n_boot=n_boot, seed=seed
+        ):
+            conv, score = scored.convention, scored.overall
             for metric in METRIC_NAMES:
                 iv = score["metrics"][metric]
                 if (metric, iv["ci_method"]) in seen:  # no interval: one 'none' row
@@ -176,17 +158,16 @@ def model_metrics_table(
     pairs = gold_pairs.rename({"winner_product_code": "higher_rated_product"}, strict=False)
     origin = _origin(_public(oof))
     seen_pol: set[tuple[str, str, str]] = set()
-    for conv in ("published_bca", "default"):  # policies are scored on the public products
-        for pol in trivial_policies(
-            ref["category"],
-            ref["product_code"],
-            ref["gold_value"],
-            pairs,
-            n_boot=n_boot,
-            seed=seed,
-            pair_file="stg_tastebench__gold_pairs",
-            ci=conv,
-        ):
+    for conv, policies in policies_by_convention(  # policies are scored on the public products
+        ref["category"],
+        ref["product_code"],
+        ref["gold_value"],
+        pairs,
+        n_boot=n_boot,
+        seed=seed,
+        pair_file="stg_tastebench__gold_pairs",
+    ):
+        for pol in policies:
             for metric, iv in pol["metrics"].items():
                 method = iv.get("ci_method", pol["ci_method"])
                 if iv["ci_lo"] is None and pol["ci_method"] != "analytical":
@@ -229,15 +210,16 @@ def model_metrics_per_category_table(
     """``agg_model_metrics_per_category``: one row per (model, category)."""
     parts = []
     for model_id, df in split_models(oof).items():
-        for conv in CONVENTIONS:
-            table = score_per_category(
-                df["category"],
-                df["gold_value"],
-                df["predicted_score"],
-                n_boot=n_boot,
-                seed=seed,
-                ci=conv,
-            )
+        for scored in score_conventions(
+            df["category"],
+            df["gold_value"],
+            df["predicted_score"],
+            n_boot=n_boot,
+            seed=seed,
+            overall=False,
+            per_category=True,
+        ):
+            conv, table = scored.convention, scored.per_category
             parts.append(
                 table.select(
                     pl.lit(model_id, dtype=pl.String).alias("model_id"), pl.all()

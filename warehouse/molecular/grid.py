@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from warehouse.files import sha256_file
+from warehouse.files import atomic_text, sha256_file
 from warehouse.molecular.baselines import FitResult
 from warehouse.molecular.dmpnn import (
     CHECKPOINT_NAME,
@@ -41,9 +41,7 @@ def _read_registry(path: Path) -> dict[str, Any]:
 
 
 def _write_registry(path: Path, registry: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(registry, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    atomic_text(path, json.dumps(registry, indent=2, sort_keys=True))
 
 
 def _run_settings(max_epochs: int, patience: int, seed: int, subset) -> dict[str, Any]:

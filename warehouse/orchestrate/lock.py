@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from warehouse.errors import WarehouseError
+from warehouse.files import atomic_text
 
 
 class BuildLocked(WarehouseError):
@@ -163,9 +164,7 @@ class BuildLock:
         if self.cleared is not None:
             self.log(self._stale_message(self.cleared))
         self.holder = LockHolder.current(self.command)
-        tmp = self.record_file.with_name(self.record_file.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(self.holder), indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, self.record_file)
+        atomic_text(self.record_file, json.dumps(asdict(self.holder), indent=1) + "\n")
         return self
 
     def _stale_message(self, stale: LockHolder) -> str:

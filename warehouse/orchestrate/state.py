@@ -27,15 +27,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
 from warehouse.config import PACKAGE_DIR, REPO_ROOT, Settings
+from warehouse.files import atomic_text, atomic_write, sha256_file
 
 STATE_VERSION = 1
 # Libraries whose version can change a number or a relation: a change rebuilds everything.
@@ -71,15 +72,9 @@ def _sha(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def _file_sha(path: Path) -> str:
-    from warehouse.sources.registry import sha256_file
-
-    return sha256_file(path)
-
-
 def files_hash(root: Path, paths: list[Path]) -> str:
     """One hash over ``<relative path>\\t<sha256>`` of ``paths`` (sorted)."""
-    lines = sorted(f"{p.relative_to(root).as_posix()}\t{_file_sha(p)}" for p in paths)
+    lines = sorted(f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}" for p in paths)
     return _sha(*lines)
 
 
@@ -109,7 +104,7 @@ def nectar_table_hashes(bundle: Path, schema_pin: str, loader: str) -> dict[str,
     out = {}
     for name in NECTAR_FILES:
         path = bundle / name
-        content = _file_sha(path) if path.is_file() else "missing"
+        content = sha256_file(path) if path.is_file() else "missing"
         out[Path(name).stem.replace(" ", "_")] = _sha(common, name, content)
     out["nectar_images"] = _sha(common, "images", files_hash(bundle, _tree(bundle / "images")))
     return out
@@ -188,7 +183,7 @@ def python_model_domains() -> dict[str, str]:
 def project_hashes() -> dict[str, str]:
     """Per dbt project file (relative path -> sha256)."""
     paths = [p for d in PROJECT_DIRS for p in _tree(REPO_ROOT / d)]
-    return {p.relative_to(REPO_ROOT).as_posix(): _file_sha(p) for p in paths}
+    return {p.relative_to(REPO_ROOT).as_posix(): sha256_file(p) for p in paths}
 
 
 def environment_hash(dbt_vars: dict) -> str:
@@ -297,9 +292,7 @@ def write_state(
     folder = state_dir(db_path)
     folder.mkdir(parents=True, exist_ok=True)
     if Path(manifest).resolve() != (folder / "manifest.json").resolve():
-        tmp = folder / "manifest.json.tmp"
-        shutil.copyfile(manifest, tmp)
-        os.replace(tmp, folder / "manifest.json")
+        atomic_write(folder / "manifest.json", partial(shutil.copyfile, manifest), mode=0o666)
     values = {
         "version": STATE_VERSION,
         "fingerprints": asdict(fp),
@@ -307,9 +300,7 @@ def write_state(
         "raw_counts": dict(sorted(raw_counts.items())),
         "db_signature": _signature(db_path),
     }
-    tmp = folder / "inputs.json.tmp"
-    tmp.write_text(json.dumps(values, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / "inputs.json")
+    atomic_text(folder / "inputs.json", json.dumps(values, indent=1, sort_keys=True) + "\n")
     return folder
 
 

@@ -1,6 +1,6 @@
 """Validating a big table with GX in bounded memory: the suite on row batches, combined exactly.
 
-The runner hands GX a pandas copy of a table (``runner.gx_batch``). For a table of more than
+The runner hands GX a pandas copy of a table (``boundary.gx_batch``). For a table of more than
 ``batch_rows`` rows (:data:`BATCH_ROWS`; the ratings tables and the one-row-per-panelist marts of
 a scaled simulation) that copy, and the copies GX makes while computing metrics, grow with the
 table: 2.8 GB at scale 10 (0.28M ratings), extrapolated 16-25 GB at scale 100. Here the table is
@@ -43,6 +43,7 @@ import pandas as pd
 import polars as pl
 
 from warehouse.quality import QualityError
+from warehouse.quality.boundary import gx_batch
 from warehouse.quality.results import EXAMPLE_LIMIT, CheckRow, rows_from_validation
 
 BATCH_ROWS = 100_000
@@ -146,7 +147,6 @@ def validate_in_batches(
     """The rows ``rows_from_validation`` would give for ``suite`` on the whole result of
     ``query``, computed batch by batch (module docstring); also the number of batches."""
     from warehouse.quality.expectations import group_counts_outcome, group_row_counts
-    from warehouse.quality.runner import gx_batch
 
     for e in suite.expectations:
         combine_kind(e)

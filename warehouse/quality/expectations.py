@@ -1,7 +1,7 @@
 """Custom Great Expectations (GX 1.x) for what GX has no expectation for, on pandas batches.
 
 The warehouse reads DuckDB tables as polars and validates pandas copies of them (the GX SQL
-datasource does not work with DuckDB; :func:`warehouse.quality.runner.gx_batch`), so every metric
+datasource does not work with DuckDB; :func:`warehouse.quality.boundary.gx_batch`), so every metric
 here has a pandas implementation only: pandas is what GX's ``PandasExecutionEngine`` hands it. The
 guard metric converts its batch to polars for the guard rules (``guards.as_polars``).
 

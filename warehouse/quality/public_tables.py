@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from warehouse.sources.seeds import nutrient_columns
+
 # Public code columns are named public_code or public_code_<suffix>; a column named product_code*
 # always holds raw codes (docs/quality.md).
 PUBLIC_CODE_PATTERN = r"^public_code(_[a-z0-9]+)?$"
@@ -33,14 +35,7 @@ class Candidate:
     description: str
 
 
-NUTRIENT_COLUMNS = (
-    "total_fat_g_per_100g",
-    "sodium_g_per_100g",
-    "protein_g_per_100g",
-    "dietary_fiber_g_per_100g",
-    "total_carbohydrate_g_per_100g",
-    "total_sugars_g_per_100g",
-)
+NUTRIENT_COLUMNS = nutrient_columns()  # block N: var nutrition_block of dbt_project.yml
 
 
 def _code_map(ctx) -> pl.DataFrame:

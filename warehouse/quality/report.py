@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from warehouse.files import atomic_text
+
 if TYPE_CHECKING:
     from warehouse.quality.results import CheckRow, QualityResult
 
@@ -233,9 +235,4 @@ def render(result: QualityResult, history: list[dict]) -> str:
 
 
 def write_report(result: QualityResult, history: list[dict], path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render(result, history), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_text(path, render(result, history))

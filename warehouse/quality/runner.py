@@ -1,12 +1,12 @@
 """Run every GX suite in ``expectations/`` and every de-identification guard against a warehouse.
 
 ``run_quality(db_path, ...)`` reads each suite's model from DuckDB as polars and hands GX a pandas
-copy (:func:`gx_batch`: GX's pandas datasource demands pandas, and the GX SQL datasource does not
-work with DuckDB), validates it in an ephemeral GX context, runs the guards on
-the public tables and the public candidates (``warehouse.quality.public_tables``), and returns a
-``QualityResult``. Optionally it writes ``reports.rpt_data_quality`` into the warehouse (the build
-does this on the staging file before the swap), appends a summary line to the history file and
-writes the self-contained HTML report (``warehouse.quality.report``).
+copy (:func:`warehouse.quality.boundary.gx_batch`: GX's pandas datasource demands pandas, and the
+GX SQL datasource does not work with DuckDB), validates it in an ephemeral GX context, runs the
+guards on the public tables and the public candidates (``warehouse.quality.public_tables``), and
+returns a ``QualityResult``. Optionally it writes ``reports.rpt_data_quality`` into the warehouse
+(the build does this on the staging file before the swap), appends a summary line to the history
+file and writes the self-contained HTML report (``warehouse.quality.report``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-import pandas as pd  # only for the batches GX validates (gx_batch, _GX.validate)
+import pandas as pd  # only for the batches GX validates (_GX.validate)
 import polars as pl
 
 from warehouse.config import REPO_ROOT, Settings, apply_quiet_env
 from warehouse.quality import QualityError
 from warehouse.quality.batched import BATCH_ROWS, validate_in_batches
+from warehouse.quality.boundary import gx_batch
 from warehouse.quality.results import (
     EXAMPLE_LIMIT,
     CheckRow,
@@ -118,21 +119,6 @@ class _GX:
 
 def _read(con, sql: str) -> pl.DataFrame:
     return con.sql(sql).pl()
-
-
-def gx_batch(frame: pl.DataFrame, masked: set[str] | None = None) -> pd.DataFrame:
-    """The pandas batch GX validates (the GX boundary), typed as DuckDB's ``.df()`` types it, so
-    the checks see what they saw before: an integer or boolean column with nulls becomes a pandas
-    masked column (``Int32``, ``boolean``...), never float or object; everything else is polars'
-    ``to_pandas``. ``masked``: columns masked even without a null here (a batch of a table that
-    has nulls in them elsewhere, :mod:`warehouse.quality.batched`)."""
-    out = frame.to_pandas()
-    for name, dtype in frame.schema.items():
-        has_null = frame[name].null_count() or name in (masked or ())
-        if has_null and (dtype.is_integer() or dtype == pl.Boolean):
-            masked = "boolean" if dtype == pl.Boolean else str(dtype)  # Int32 -> pandas Int32
-            out[name] = pd.array(frame[name].to_list(), dtype=masked)
-    return out
 
 
 def run_suite_module(

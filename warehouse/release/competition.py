@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import secrets
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from warehouse import __version__
+from warehouse.files import atomic_dir
 from warehouse.release.competition_draw import (
     JACCARD_MAX,
     MAX_DRAWS,
@@ -203,10 +202,7 @@ def export_competition(
     )
     sample = pairs.select("pair_id", pl.col("public_code_1").alias("public_code_winner"))
 
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{secrets.token_hex(4)}"
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir()
-    try:
+    with atomic_dir(out_dir) as tmp:  # an existing out_dir is empty (checked above)
         for spec, frame in ((COMP_PRODUCTS, products), (COMP_PAIRS, pairs), (COMP_SAMPLE, sample)):
             write_table(tmp, frame, spec)
         (tmp / "README.md").write_text(
@@ -235,12 +231,6 @@ def export_competition(
         solution_path = write_private_bytes(
             folder / COMP_SOLUTION.path, table_bytes(solution, COMP_SOLUTION)
         )
-        if out_dir.exists():
-            out_dir.rmdir()
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     counts = dict(solution["usage"].value_counts().iter_rows())
     return CompetitionResult(
         out_dir=out_dir,

@@ -20,13 +20,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.release.tables import (
-    ARROW_TYPES,
-    CROISSANT_TYPES,
-    ReleaseError,
-    TableSpec,
-    sha256_file,
-)
+from warehouse.files import sha256_file
+from warehouse.release.tables import ARROW_TYPES, CROISSANT_TYPES, ReleaseError, TableSpec
 
 CROISSANT_NAME = "croissant.json"
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"

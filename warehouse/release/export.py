@@ -14,8 +14,6 @@ to OUT_DIR.
 from __future__ import annotations
 
 import re
-import secrets
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from warehouse import __version__
+from warehouse.files import atomic_dir
 from warehouse.release import derive
 from warehouse.release.croissant import build_croissant, build_time, write_croissant
 from warehouse.release.gated import GatedStore, check_out_dir, ensure_separate
@@ -448,10 +447,7 @@ def export_release(
     ctx = ctx.with_code_map(cmap)
     timings["gated"] = time.perf_counter() - t0 - timings["read"]
 
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{secrets.token_hex(4)}"
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir()
-    try:
+    with atomic_dir(out_dir) as tmp:  # an existing out_dir is empty (checked above)
         written: list[tuple[TableSpec, int]] = []
         for spec, frame in data_tables(inp, ranked, cmap, sides):
             if "data_origin" in spec.names and "data_origin" not in frame.columns:
@@ -514,12 +510,6 @@ def export_release(
             store.save_code_map(cmap)
         if not sides_reused:
             store.save_pair_sides(sides)
-        if out_dir.exists():
-            out_dir.rmdir()  # empty (checked above)
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     files = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
     return ReleaseResult(
         out_dir=out_dir,

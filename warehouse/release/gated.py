@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 import polars as pl
 
+from warehouse.files import atomic_write
 from warehouse.release.tables import ReleaseError, as_frame
 
 CODE_MAP = "public_code_map.csv"
@@ -104,11 +104,7 @@ def write_private_bytes(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(path.parent, 0o700)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    atomic_write(path, data, mode=0o600)
     return path
 
 

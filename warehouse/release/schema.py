@@ -5,7 +5,9 @@ metadata, the README and ``tastebench verify`` all read these specs, so they can
 
 from __future__ import annotations
 
+from warehouse.human.baseline import ACCURACY_COLUMNS
 from warehouse.release.tables import Column, TableSpec
+from warehouse.sources.seeds import label_nutrients
 
 N_BOOT = 10000
 SEED = 42
@@ -80,11 +82,12 @@ GOLD_PAIRS = TableSpec(
     ("category", "public_code_1", "public_code_2"),
 )
 
-PANELIST_ROWS = TableSpec(
-    "human_baseline/panelist_block_accuracy.csv",
-    "Leave-one-out accuracy of each panelist within each block (own ratings vs the mean of the "
-    "block's other respondents). No panelist key of any kind; rows sorted by their values.",
-    (
+# The columns of warehouse.human.baseline.ACCURACY_COLUMNS (their one declaration) less the
+# panelist key; rows are sorted by all of them.
+_PANELIST_PUBLIC = tuple(c for c in ACCURACY_COLUMNS if c != "respondent_id")
+_PANELIST_DOCS = {
+    c.name: c
+    for c in (
         _CATEGORY,
         Column("block_id", "int", "Block within the category (0 = most respondents)."),
         Column("n_analogs", "int", "Analogs the panelist rated in the block."),
@@ -93,18 +96,14 @@ PANELIST_ROWS = TableSpec(
         Column("spearman", "float", "Spearman rho (empty when undefined)."),
         Column("recall_at_1", "float", "Recall@1."),
         Column("recall_at_3", "float", "Recall@3."),
-        _ORIGIN,
-    ),
-    (
-        "category",
-        "block_id",
-        "n_analogs",
-        "n_pairs",
-        "pairwise_accuracy",
-        "spearman",
-        "recall_at_1",
-        "recall_at_3",
-    ),
+    )
+}
+PANELIST_ROWS = TableSpec(
+    "human_baseline/panelist_block_accuracy.csv",
+    "Leave-one-out accuracy of each panelist within each block (own ratings vs the mean of the "
+    "block's other respondents). No panelist key of any kind; rows sorted by their values.",
+    (*(_PANELIST_DOCS[c] for c in _PANELIST_PUBLIC), _ORIGIN),
+    _PANELIST_PUBLIC,
 )
 
 BLOCK_RELIABILITY = TableSpec(
@@ -274,26 +273,9 @@ RELEASE_FIXED_TABLES: tuple[TableSpec, ...] = (
 )
 
 # --- the competition ------------------------------------------------------------------------------
-NUTRIENT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("serving_size_g", "Serving size (g)."),
-    ("calories_kcal", "Calories per serving (kcal)."),
-    ("total_fat_g", "Total fat per serving (g)."),
-    ("saturated_fat_g", "Saturated fat (g)."),
-    ("trans_fat_g", "Trans fat (g)."),
-    ("polyunsaturated_fat_g", "Polyunsaturated fat (g)."),
-    ("monounsaturated_fat_g", "Monounsaturated fat (g)."),
-    ("cholesterol_mg", "Cholesterol (mg)."),
-    ("sodium_mg", "Sodium (mg)."),
-    ("total_carbohydrate_g", "Total carbohydrate (g)."),
-    ("dietary_fiber_g", "Dietary fiber (g)."),
-    ("total_sugars_g", "Total sugars (g)."),
-    ("added_sugars_g", "Added sugars (g)."),
-    ("protein_g", "Protein (g)."),
-    ("vitamin_d_mcg", "Vitamin D (mcg)."),
-    ("calcium_mg", "Calcium (mg)."),
-    ("iron_mg", "Iron (mg)."),
-    ("potassium_mg", "Potassium (mg)."),
-)
+NUTRIENT_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (n["column"], n["description"]) for n in label_nutrients()
+)  # var label_nutrients of dbt_project.yml
 
 COMP_CODE = Column(
     "public_code",

@@ -22,7 +22,6 @@ again is byte-identical.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import math
 from collections.abc import Iterable, Mapping
@@ -35,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse.errors import WarehouseError
+from warehouse.files import sha256_file
 
 MANIFEST_NAME = "MANIFEST.sha256"
 PUBLIC_DB = "tastebench_release.duckdb"  # checked by content, not by hash (release/public_db.py)
@@ -274,14 +274,6 @@ def parquet_problems(root: Path, spec: TableSpec) -> list[str]:
 
 
 # --- hashes and the manifest --------------------------------------------------------------------
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def release_files(root: Path) -> list[str]:
     """Every file under ``root`` (relative POSIX paths, sorted), the manifest and the public
     DuckDB file (not byte-stable; verified by content) excluded."""
@@ -335,7 +327,6 @@ __all__ = [
     "parse_value",
     "read_table",
     "release_files",
-    "sha256_file",
     "sort_frame",
     "table_bytes",
     "write_manifest",

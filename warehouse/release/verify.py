@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from warehouse.files import sha256_file
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
 from warehouse.release.croissant_load import mlcroissant_problems
@@ -59,7 +60,6 @@ from warehouse.release.tables import (
     parse_manifest,
     read_table,
     release_files,
-    sha256_file,
     table_bytes,
 )
 from warehouse.release.upstream import Upstream, load_upstream

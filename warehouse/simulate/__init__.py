@@ -4,15 +4,11 @@
 ``calibration_summary`` recomputes the published reliability figures on any bundle.
 """
 
-from warehouse.simulate.bundle import (
-    SIMULATION_VERSION,
-    SimulationError,
-    SimulationReport,
-    simulate_bundle,
-)
+from warehouse.simulate.bundle import SIMULATION_VERSION, SimulationError, simulate_bundle
 from warehouse.simulate.calibration import PUBLISHED, CalibrationSummary, calibration_summary
 from warehouse.simulate.products import is_valid_upc, upc_check_digit
 from warehouse.simulate.ratings import DEFAULT_PARAMS, NoiseParams
+from warehouse.simulate.report import SimulationReport
 
 __all__ = [
     "DEFAULT_PARAMS",

@@ -18,20 +18,19 @@ or a previous simulation (it holds ``simulation_manifest.json``).
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
-import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from warehouse.errors import WarehouseError
+from warehouse.files import atomic_dir, sha256_file
 from warehouse.simulate import schema
 from warehouse.simulate.attributes import attribute_columns
-from warehouse.simulate.calibration import CalibrationSummary, summarize_frame
+from warehouse.simulate.calibration import summarize_frame
 from warehouse.simulate.design import Category, build_categories, load_public, stream
 from warehouse.simulate.products import Product, build_products, feature_signal
 from warehouse.simulate.ratings import (
@@ -40,6 +39,8 @@ from warehouse.simulate.ratings import (
     SimilarityResult,
     simulate_similarity,
 )
+from warehouse.simulate.readme import render_readme
+from warehouse.simulate.report import SimulationReport
 
 SIMULATION_VERSION = "1.0.0"
 MANIFEST_FILE = "simulation_manifest.json"
@@ -50,29 +51,6 @@ PLANT_SIGNALS = (None, "nutrition", "text")
 
 class SimulationError(WarehouseError):
     """The simulator could not produce a bundle that meets its guarantees."""
-
-
-@dataclass
-class SimulationReport:
-    out_dir: Path
-    seed: int
-    scale: int
-    plant_signal: str | None
-    version: str
-    n_categories: int
-    n_products: int
-    n_analogs: int
-    n_references: int
-    n_ratings: int
-    n_respondents: int
-    n_published_blocks: int
-    n_filler_groups: int
-    n_images: int
-    n_branded_ingredient_lists: int
-    parameters: dict[str, float]
-    files: dict[str, str] = field(default_factory=dict, repr=False)  # relative path -> sha256
-    calibration: CalibrationSummary | None = None
-    elapsed_s: float = 0.0
 
 
 # ------------------------------------------------------------------------------ rating rows
@@ -271,14 +249,6 @@ def _labels_tables(products: list[Product]) -> tuple[list[list[object]], list[li
     return auto, manual
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 # ------------------------------------------------------------------------------ the bundle
 
 
@@ -294,16 +264,6 @@ def check_target(out_dir: Path) -> None:
                 f"{out_dir} is not empty and holds no {MANIFEST_FILE}: refusing to overwrite "
                 "something that is not a simulated bundle; pick an empty or new folder"
             )
-
-
-def _prepare_target(out_dir: Path) -> Path:
-    check_target(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    return tmp
 
 
 def simulate_bundle(
@@ -356,8 +316,8 @@ def simulate_bundle(
         stream(seed, "attributes"),
     )
 
-    tmp = _prepare_target(out_dir)
-    try:
+    check_target(out_dir)
+    with atomic_dir(out_dir, replace_nonempty=True) as tmp:
         _write_csv(tmp / schema.RATINGS_FILE, schema.RATINGS_FILE, _ratings_table(rows, attrs))
         _write_csv(tmp / schema.PRODUCTS_FILE, schema.PRODUCTS_FILE, _products_table(products))
         auto, manual = _labels_tables(products)
@@ -403,11 +363,9 @@ def simulate_bundle(
             parameters=params.as_dict(),
             calibration=calibration,
         )
-        from warehouse.simulate.readme import render_readme
-
         (tmp / README_FILE).write_text(render_readme(report, sim), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
-        report.files = {p.relative_to(tmp).as_posix(): _sha256(p) for p in files}
+        report.files = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in files}
         manifest = {
             "data_origin": "simulation",
             "generator": "warehouse.simulate",
@@ -432,11 +390,5 @@ def simulate_bundle(
         (tmp / MANIFEST_FILE).write_text(
             json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     report.elapsed_s = time.perf_counter() - t0
     return report

@@ -8,8 +8,8 @@ from warehouse.simulate.calibration import PUBLISHED
 from warehouse.simulate.design import IMAGE_FOLDER_VARIANTS, TWO_REFERENCE_CATEGORIES
 
 if TYPE_CHECKING:
-    from warehouse.simulate.bundle import SimulationReport
     from warehouse.simulate.ratings import SimilarityResult
+    from warehouse.simulate.report import SimulationReport
 
 _PARAM_DOC = {
     "within_spread": "sd of the analogs' latent means within a category (x Blom score of rank)",

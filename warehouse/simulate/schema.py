@@ -9,6 +9,8 @@ Croissant types decide the CSV spelling (see ``SIMULATION.md``): ``sc:Integer`` 
 
 from __future__ import annotations
 
+from warehouse.sources.seeds import SERVING_SIZE, label_nutrients
+
 RATINGS_FILE = "nectar_consolidated_sensory_rating.csv"
 PRODUCTS_FILE = "nectar_consolidated_ingredients_nutrition.csv"
 LABELS_FILE = "nectar_product_labels.csv"
@@ -39,25 +41,7 @@ TEXT_RATING_COLUMNS = (
     "crispiness",
     "breading_flavor",
 )
-NUTRIENT_COLUMNS = (
-    "Calories",
-    "Total Fat (g)",
-    "Saturated Fat (g)",
-    "Trans Fat (g)",
-    "Polyunsaturated Fat (g)",
-    "Monounsaturated Fat (g)",
-    "Cholesterol (mg)",
-    "Sodium (mg)",
-    "Total Carbohydrate (g)",
-    "Dietary Fiber (g)",
-    "Total Sugars (g)",
-    "Added Sugars (g)",
-    "Protein (g)",
-    "Vitamin D (mcg)",
-    "Calcium (mg)",
-    "Iron (mg)",
-    "Potassium (mg)",
-)
+NUTRIENT_COLUMNS = tuple(n["label"] for n in label_nutrients() if n["label"] != SERVING_SIZE)
 
 # (column, Croissant dataType) in Croissant order, per file.
 SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
@@ -79,7 +63,7 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
         ("UPC", "sc:Text"),
         ("Ingredient List", "sc:Text"),
         ("Manually Cleaned Ingredients", "sc:Text"),
-        ("Serving Size (g)", "sc:Float"),
+        (SERVING_SIZE, "sc:Float"),
         ("Servings Per Container (#)", "sc:Float"),
         *((c, "sc:Float") for c in NUTRIENT_COLUMNS),
     ),

@@ -21,7 +21,7 @@ import polars as pl
 from warehouse.config import Settings
 from warehouse.errors import DataValidationError
 from warehouse.sources import registry
-from warehouse.sources.seeds import category_lookup
+from warehouse.sources.seeds import category_lookup, label_nutrients
 from warehouse.sources.typed_csv import Schema, first_row, read_typed, with_file_row
 
 TASTE_CLASSES = ("sweet", "bitter", "sour", "umami", "undefined")
@@ -108,26 +108,7 @@ PUBCHEM_COMPOUND_SCHEMA: Schema = dict.fromkeys(
     ],
     TEXT,
 )
-LABEL_NUTRIENTS = (
-    "Serving Size (g)",
-    "Calories",
-    "Total Fat (g)",
-    "Saturated Fat (g)",
-    "Trans Fat (g)",
-    "Polyunsaturated Fat (g)",
-    "Monounsaturated Fat (g)",
-    "Cholesterol (mg)",
-    "Sodium (mg)",
-    "Total Carbohydrate (g)",
-    "Dietary Fiber (g)",
-    "Total Sugars (g)",
-    "Added Sugars (g)",
-    "Protein (g)",
-    "Vitamin D (mcg)",
-    "Calcium (mg)",
-    "Iron (mg)",
-    "Potassium (mg)",
-)
+LABEL_NUTRIENTS = tuple(n["label"] for n in label_nutrients())  # serving size first
 # TasteBench public files: (registry key, raw table, schema, category column checked or None).
 TASTEBENCH_FILES: tuple[tuple[str, str, Schema, str | None], ...] = (
     (

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from warehouse.config import Settings, load_settings
 from warehouse.errors import DatasetError, DatasetHashError
+from warehouse.files import sha256_file
 
 REGISTRY_FILE = Path(__file__).resolve().parent / "datasets.toml"
 
@@ -45,14 +46,6 @@ def get(key: str) -> Dataset:
     if key not in registry:
         raise DatasetError(f"unknown dataset '{key}': registered are {', '.join(sorted(registry))}")
     return registry[key]
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def sha256_tree(root: Path) -> tuple[str, int]:

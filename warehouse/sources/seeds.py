@@ -1,11 +1,12 @@
-"""Read the dbt seeds from Python (loaders validate against the same lookups dbt uses)."""
+"""Read the dbt seeds (and the list-valued dbt vars that declare columns) from Python: loaders
+validate against the same lookups dbt uses."""
 
 from __future__ import annotations
 
 import csv
 from functools import lru_cache
 
-from warehouse.config import SEEDS_DIR
+from warehouse.config import SEEDS_DIR, project_var
 
 # Copies of a category in a scaled simulated bundle (`tastebench simulate --scale K`) are named
 # `<spelling>_s<k>`, k = 2..K (warehouse/simulate/design.py). They are accepted only for a bundle
@@ -27,3 +28,20 @@ def category_lookup(scale: int = 1) -> dict[str, str]:
         suffix = f"{SCALED_COPY_SUFFIX}{k}"
         lookup.update({spelling + suffix: category + suffix for spelling, category in base.items()})
     return lookup
+
+
+def nutrient_columns() -> tuple[str, ...]:
+    """The six columns of block N in ``marts.fct_nutrition_per_100g`` (``<nutrient>_per_100g``),
+    in feature order: the dbt var ``nutrition_block`` of dbt_project.yml, which the mart's SQL
+    reads too (the one declaration of the nutrients, their label columns and units)."""
+    return tuple(f"{n['nutrient']}_per_100g" for n in project_var("nutrition_block"))
+
+
+SERVING_SIZE = "Serving Size (g)"
+
+
+def label_nutrients() -> list[dict[str, str]]:
+    """The US nutrition label per serving, serving size first: ``label`` (the file header),
+    ``column`` (the staging column) and ``description``, the dbt var ``label_nutrients`` of
+    dbt_project.yml (which macros/label_nutrients.sql reads too)."""
+    return [dict(n) for n in project_var("label_nutrients")]

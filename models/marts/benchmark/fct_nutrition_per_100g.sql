@@ -3,11 +3,8 @@
 -- subset_distance_vector holds the product's subset columns (seeds/nutrition_subset_columns.csv)
 -- in column_order, for the distance baseline. has_implausible_label flags labels whose fat +
 -- carbohydrate + protein exceed the serving size by > 5% (the public competition file has 16).
-{%- set nutrients = [
-    ('total_fat_g', 'total_fat_g', 1), ('sodium_mg', 'sodium_g', 1000),
-    ('protein_g', 'protein_g', 1), ('dietary_fiber_g', 'dietary_fiber_g', 1),
-    ('total_carbohydrate_g', 'total_carbohydrate_g', 1), ('total_sugars_g', 'total_sugars_g', 1),
-] %}
+-- The six nutrients, their label columns and units: var nutrition_block (dbt_project.yml).
+{%- set nutrients = var('nutrition_block') %}
 
 with latest as (
     select products.*
@@ -20,10 +17,11 @@ with latest as (
 
 scaled as (
     select
-        {%- for label_column, out, unit in nutrients %}
+        {%- for n in nutrients %}
         case
-            when serving_size_g > 0 then {{ label_column }} / {{ unit }} / serving_size_g * 100
-        end as {{ out }}_per_100g_raw,
+            when serving_size_g > 0
+                then {{ n.label_column }} / {{ n.label_unit_divisor }} / serving_size_g * 100
+        end as {{ n.nutrient }}_per_100g_raw,
         {%- endfor %}
         product_key,
         category,
@@ -36,9 +34,9 @@ scaled as (
 
 imputed as (
     select
-        {%- for _, out, _ in nutrients %}
-        coalesce({{ out }}_per_100g_raw, 0) as {{ out }}_per_100g,
-        {{ out }}_per_100g_raw is null as is_imputed_{{ out }},
+        {%- for n in nutrients %}
+        coalesce({{ n.nutrient }}_per_100g_raw, 0) as {{ n.nutrient }}_per_100g,
+        {{ n.nutrient }}_per_100g_raw is null as is_imputed_{{ n.nutrient }},
         {%- endfor %}
         scaled.*
     from scaled
@@ -47,8 +45,9 @@ imputed as (
 long_form as (
     unpivot imputed
     on
-    total_fat_g_per_100g, sodium_g_per_100g, protein_g_per_100g, dietary_fiber_g_per_100g,
-    total_carbohydrate_g_per_100g, total_sugars_g_per_100g
+    {%- for n in nutrients %}
+    {{ n.nutrient }}_per_100g{{ "," if not loop.last }}
+    {%- endfor %}
     into name nutrient_column value nutrient_value
 ),
 
@@ -74,22 +73,16 @@ select
     categories.subset,
     imputed.product_year as label_year,
     imputed.serving_size_g,
-    imputed.total_fat_g_per_100g,
-    imputed.sodium_g_per_100g,
-    imputed.protein_g_per_100g,
-    imputed.dietary_fiber_g_per_100g,
-    imputed.total_carbohydrate_g_per_100g,
-    imputed.total_sugars_g_per_100g,
-    imputed.is_imputed_total_fat_g,
-    imputed.is_imputed_sodium_g,
-    imputed.is_imputed_protein_g,
-    imputed.is_imputed_dietary_fiber_g,
-    imputed.is_imputed_total_carbohydrate_g,
-    imputed.is_imputed_total_sugars_g,
+    {%- for n in nutrients %}
+    imputed.{{ n.nutrient }}_per_100g,
+    {%- endfor %}
+    {%- for n in nutrients %}
+    imputed.is_imputed_{{ n.nutrient }},
+    {%- endfor %}
     (
-        imputed.is_imputed_total_fat_g or imputed.is_imputed_sodium_g
-        or imputed.is_imputed_protein_g or imputed.is_imputed_dietary_fiber_g
-        or imputed.is_imputed_total_carbohydrate_g or imputed.is_imputed_total_sugars_g
+        {%- for n in nutrients %}
+        {{ "or " if not loop.first }}imputed.is_imputed_{{ n.nutrient }}
+        {%- endfor %}
     ) as has_imputed_values,
     (
         coalesce(latest.total_fat_g, 0) + coalesce(latest.total_carbohydrate_g, 0)

@@ -17,6 +17,12 @@ from pathlib import Path
 import polars as pl
 
 from warehouse.quality.guards.base import GatedContext, GuardError, GuardViolation
+from warehouse.quality.guards.names import (
+    check_brand_in_text,
+    check_identifier_values,
+    check_unreadable_text,
+)
+from warehouse.quality.guards.rules import SET_RULES, guard_frame
 
 TABLE_SUFFIXES = {".csv", ".tsv", ".parquet"}
 DB_SUFFIXES = {".duckdb"}
@@ -124,13 +130,6 @@ def guard_release_dir(path: Path, gated_context: GatedContext) -> list[GuardViol
     """All guards on a release folder: every table as a public table, the set-level rules (the
     cross-file linkage among them), text files scanned for brand names and identifiers, and no
     file that looks like (or holds) the gated code map."""
-    from warehouse.quality.guards import SET_RULES, guard_frame
-    from warehouse.quality.guards.names import (
-        check_brand_in_text,
-        check_identifier_values,
-        check_unreadable_text,
-    )
-
     path = Path(path)
     if not path.is_dir():
         raise GuardError(f"release folder {path} does not exist. Fix: export the release first.")

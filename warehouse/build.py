@@ -15,6 +15,7 @@ atomically, one writer at a time, incrementally by default.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -140,10 +141,17 @@ def dbt_failure(command: str, target: Path, db_path: Path) -> WarehouseError:
     return BuildError(f"dbt {command} failed{detail}. The previous warehouse was kept. See {log}")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _error_line(message: object) -> str:
     """The line of a dbt node's message that says what went wrong: its last non-blank line (a
-    Python model's message ends with the exception), cut to 300 characters."""
-    lines = [line.strip() for line in str(message or "").splitlines() if line.strip()]
+    Python model's message ends with the exception), cut to 300 characters, without colour codes.
+    A failed dbt unit test's message is a table of differences (dbt.log has it): its headline."""
+    lines = [_ANSI.sub("", line).strip() for line in str(message or "").splitlines()]
+    lines = [line for line in lines if line]
+    if lines and lines[0].startswith("actual differs from expected"):
+        return lines[0].rstrip(":")
     return lines[-1][:300] if lines else ""
 
 
@@ -159,6 +167,8 @@ def _run_results(target: Path, failed: bool = False) -> list[tuple[str, str, str
     for r in json.loads(results.read_text()).get("results", []):
         parts = r["unique_id"].split(".")
         name = parts[2] if parts[0] == "test" else parts[-1]
+        if parts[0] == "unit_test":  # dbt's own name for it: <model>::<unit test>
+            name = f"{parts[2]}::{parts[-1]}"
         is_failure = r.get("status") in {"error", "fail", "runtime error"}
         ran = parts[0] in {"model", "seed"} and r.get("status") == "success"
         if (failed and is_failure) or (not failed and ran):

@@ -119,6 +119,28 @@ def test_a_failed_dbt_node_brings_its_own_error_line(tmp_path: Path) -> None:
     assert "dim_products (success)" not in str(err)
 
 
+def test_a_failed_dbt_unit_test_is_named_with_its_model(tmp_path: Path) -> None:
+    (tmp_path / "target").mkdir(parents=True)
+    diff = (  # dbt's message for a unit test whose rows differ: coloured, a table after a headline
+        "\n\n\x1b[32mactual\x1b[0m differs from \x1b[31mexpected\x1b[0m:\n\n"
+        "\x1b[0;1m@@\x1b[0m,product_key,panel_mean\r\n\u2192,Bacon:1,6.0\u21924.75\n"
+    )
+    results = [
+        {"unique_id": "unit_test.tastebench.fct_panel_means.panel_means_use_benchmark_years",
+         "status": "fail", "message": diff},
+        {"unique_id": "unit_test.tastebench.dim_blocks.blocks_count", "status": "error",
+         "message": "Runtime Error\n  Binder Error: Referenced column \"category\" not found\n"},
+    ]  # fmt: skip
+    (tmp_path / "target" / "run_results.json").write_text(json.dumps({"results": results}))
+    err = str(build_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb"))
+    assert (
+        "fct_panel_means::panel_means_use_benchmark_years (fail): actual differs from expected"
+        in err
+    )
+    assert 'dim_blocks::blocks_count (error): Binder Error: Referenced column "category"' in err
+    assert "\x1b" not in err and "Bacon:1" not in err  # no colour codes; the table stays in dbt.log
+
+
 def test_a_full_disk_inside_dbt_is_a_resource_error(tmp_path: Path) -> None:
     line = 'IO Error: Could not write file "/b/.w.duckdb.building": No space left on device'
     _run_results(tmp_path, f"Runtime Error in model fct_compound_embeddings\n  {line}")

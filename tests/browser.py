@@ -150,7 +150,9 @@ def _errors(events: list[dict]) -> tuple[list[str], list[str]]:
         elif m == "Runtime.exceptionThrown":
             errors.append("exception: " + p["exceptionDetails"].get("text", ""))
         elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
-            errors.append("log: " + p["entry"].get("text", ""))
+            # the URL the entry is about ("Failed to load resource" does not name it in its text)
+            url = p["entry"].get("url")
+            errors.append("log: " + p["entry"].get("text", "") + (f" [{url}]" if url else ""))
         elif m == "Network.requestWillBeSent":
             url = p["request"]["url"]
             if not url.startswith(("file:", "data:")):

@@ -91,12 +91,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "scaler": "standard",
         "normalization": "rank",
         "missing": "skip",
+        "tie_tolerance": 1e-10,
+        "distance": "rowwise",
     },
     "dist_pred_l2": {
         "metric": "euclidean",
         "scaler": "standard",
         "normalization": "rank",
         "missing": "skip",
+        "tie_tolerance": 1e-10,
+        "distance": "rowwise",
     },
 }
 

@@ -33,7 +33,12 @@ from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
 
-PREPROCESS = {"scaler": "standard", "pca_variance": PCA_VARIANCE, "pca_min_dims": PCA_MIN_DIMS}
+PREPROCESS = {
+    "scaler": "standard",
+    "pca_variance": PCA_VARIANCE,
+    "pca_min_dims": PCA_MIN_DIMS,
+    "transform": "rowwise",  # equal rows -> equal outputs (preprocess.rowwise_project)
+}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,13 @@ arithmetic is scikit-learn's, computed faster:
   sklearn's ``svd_flip(u_based_decision=False)`` (the largest-magnitude loading of each component
   is positive).
 
+Identical input rows give identical output rows, wherever they sit and whichever set of rows is
+transformed with them: the transform is computed row by row (:func:`rowwise_project`: elementwise
+products and numpy's per-row sums, never a BLAS matrix product, whose rounding depends on a row's
+position in the block), for the training rows as for the held-out ones. A BLAS product would put
+bit-identical products (the 160 zero-filled C rows of the default build, a duplicated T vector)
+one ULP apart, and LightGBM's binning treats such values as distinct split points.
+
 ``tests/unit/test_ranking_preprocess.py`` checks ``k``, the components and the transformed rows
 against ``StandardScaler`` + ``PCA(0.95)`` (agreement to ~1e-9 on realistic blocks). The only
 theoretical difference: a cumulative ratio within ~1e-13 of 0.95 could round to the other ``k``.
@@ -45,10 +52,11 @@ class BlockTransform:
         return len(self.mean) if self.components is None else self.components.shape[0]
 
     def transform(self, x: np.ndarray) -> np.ndarray:
+        """Scaled (+ projected) rows; row ``i`` depends on ``x[i]`` and the fit only."""
         a = (x - self.mean) / self.scale
         if self.components is None:
             return a
-        return (a - self.pca_mean) @ self.components.T
+        return rowwise_project(a - self.pca_mean, self.components)
 
     def raw_weights(self, w: np.ndarray) -> np.ndarray:
         """Weights ``u`` on the raw block columns with ``transform(x) @ w == x @ u + const``."""
@@ -60,6 +68,17 @@ class BlockTransform:
         squares; exact when ``u`` lies in the retained PCA subspace): a warm start."""
         v = u * self.scale
         return v if self.components is None else self.components @ v
+
+
+def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """``a @ components.T`` computed row by row: ``out[i, j] = sum(a[i] * components[j])``
+    (elementwise products, then numpy's sum along the row), so that equal rows of ``a`` give
+    bit-equal rows of the output whatever their position and whatever the other rows."""
+    a = np.ascontiguousarray(a)
+    out = np.empty((a.shape[0], components.shape[0]))
+    for j in range(components.shape[0]):
+        out[:, j] = (a * components[j]).sum(axis=1)
+    return out
 
 
 def scaler_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,8 +111,8 @@ def fit_block(
 ) -> BlockTransform | tuple[BlockTransform, np.ndarray]:
     """Fit scaler (+ PCA when ``x`` has ``>= min_dims`` columns) on training rows ``x``.
 
-    With ``return_train`` also returns the transformed training rows (cheaper than
-    ``transform(x)`` on the Gram path).
+    With ``return_train`` also returns the transformed training rows (``transform(x)``: row by
+    row, not the Gram path's ``U S``, which differs between equal rows by rounding).
     """
     m, p = x.shape
     mean, scale = scaler_stats(x)
@@ -108,7 +127,6 @@ def fit_block(
         evals, evecs = evals[::-1], evecs[:, ::-1]
         k = n_components_for(evals, variance)
         v = evecs[:, :k]  # (p, k)
-        z = None
     else:
         evals, evecs = np.linalg.eigh(ac @ ac.T)
         evals, evecs = evals[::-1], evecs[:, ::-1]
@@ -117,16 +135,12 @@ def fit_block(
         u = evecs[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
             v = (ac.T @ u) / np.where(s > 0, s, 1.0)
-        z = u * s
     comps = v.T  # (k, p)
     signs = np.sign(comps[np.arange(k), np.argmax(np.abs(comps), axis=1)])
     signs[signs == 0] = 1.0
     comps = np.ascontiguousarray(comps * signs[:, None])
     t = BlockTransform(mean, scale, pca_mean, comps, m)
-    if not return_train:
-        return t
-    z = ac @ comps.T if z is None else z * signs
-    return t, z
+    return (t, rowwise_project(ac, comps)) if return_train else t
 
 
 @dataclass(frozen=True)

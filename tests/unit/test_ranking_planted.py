@@ -11,11 +11,16 @@ therefore checked against the planted Ridge (signal gone, not above chance), BT 
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from warehouse.metrics import bca_ci, pairwise_accuracy
 from warehouse.ranking.loocv import Job, run_loocv
-from warehouse.ranking.planted import planted_signal_check
+from warehouse.ranking.planted import (
+    permutation_summary,
+    planted_signal_check,
+    summary_markdown,
+)
 from warehouse.ranking.synthetic import synthetic_design
 
 CASES = [("nutrition", "N", "SN"), ("text", "T", "ST")]
@@ -35,16 +40,47 @@ def _ci(design, fit):
 @pytest.mark.parametrize(("plant", "block", "feature_set"), CASES)
 def test_planted_block_is_recovered_and_permutation_removes_it(plant, block, feature_set):
     design = synthetic_design(seed=42, plant=plant)
-    table = planted_signal_check(design, block, feature_set, n_jobs=1)
-    got = {(r["model"], r["variant"]): r for r in table.iter_rows(named=True)}
+    table = planted_signal_check(design, block, feature_set, n_jobs=1, n_permutations=4)
+    got = {
+        (r["model"], r["variant"]): r
+        for r in table.filter(pl.col("draw") == 0).iter_rows(named=True)
+    }
     for model in ("bradley_terry", "ridge"):
         row = got[(model, "planted")]
         assert row["pairwise_accuracy"] > 0.6 and row["ci_lo"] > 0.5, row
+    summary = {r["model"]: r for r in permutation_summary(table).iter_rows(named=True)}
+    for model in ("bradley_terry", "ridge"):  # the plant beats every permuted draw
+        assert summary[model]["planted_rank"] == 1 and summary[model]["p_value"] == 1 / 5
+        assert summary[model]["permuted_max"] < got[(model, "planted")]["pairwise_accuracy"]
+    assert "| bradley_terry | " + feature_set in summary_markdown(permutation_summary(table), block)
     bt = got[("bradley_terry", "permuted")]
-    assert not bt["ci_excludes_half"] and abs(bt["pairwise_accuracy"] - 0.5) < 0.06, bt
+    assert abs(bt["pairwise_accuracy"] - 0.5) < 0.06, bt
     ridge = got[("ridge", "permuted")]
-    assert ridge["ci_hi"] < got[("ridge", "planted")]["ci_lo"], ridge
+    assert ridge["pairwise_accuracy"] < got[("ridge", "planted")]["ci_lo"], ridge
     assert ridge["pairwise_accuracy"] < 0.5 + 0.03, ridge
+
+
+def test_permutation_summary_rank_and_p_value_by_hand():
+    """Planted .70; permuted .60, .70 + 5e-11 (a tie at 1e-10: counts against the plant), .75,
+    .50: 2 draws at least as high -> rank 3 of 5, p = 3 / 5."""
+    rows = [("planted", 0, 0.70)] + [
+        ("permuted", k, a) for k, a in enumerate([0.60, 0.70 + 5e-11, 0.75, 0.50])
+    ]
+    table = pl.DataFrame(
+        {
+            "model": ["bradley_terry"] * 5,
+            "feature_set": ["SN"] * 5,
+            "variant": [r[0] for r in rows],
+            "draw": [r[1] for r in rows],
+            "pairwise_accuracy": [r[2] for r in rows],
+            "ci_lo": [0.6, None, None, None, None],
+            "ci_hi": [0.8, None, None, None, None],
+            "data_origin": ["synthetic"] * 5,
+        }
+    )
+    (row,) = permutation_summary(table).iter_rows(named=True)
+    assert row["planted_rank"] == 3 and row["p_value"] == pytest.approx(3 / 5)
+    assert row["n_permutations"] == 4 and row["permuted_max"] == 0.75
 
 
 def test_without_a_plant_bradley_terry_sits_at_chance():

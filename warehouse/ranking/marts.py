@@ -569,11 +569,23 @@ def train_food(
     )
 
 
-def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) -> str:
-    """``tastebench train food --check-signal N|T``: :func:`.planted.planted_signal_check` of BT
-    and Ridge on ``S`` + ``block`` (no cache: the permuted design is a throwaway), one line per
-    (model, variant)."""
-    from warehouse.ranking.planted import planted_signal_check
+def planted_signal_table(
+    design: Design,
+    block: str,
+    n_jobs: int | None = None,
+    n_permutations: int = 20,
+    out_dir: Path | str | None = None,
+) -> str:
+    """``tastebench train food --check-signal N|C|T|I``: :func:`.planted.planted_signal_check` of
+    BT and Ridge on ``S`` + ``block`` (no cache: the permuted designs are throwaways) against
+    ``n_permutations`` within-category permutations of the block: the report section (markdown:
+    planted score, permutation distribution, rank, p-value). With ``out_dir`` also writes it to
+    ``signal_check_<block>.md`` and every draw to ``signal_check_<block>_draws.csv`` there."""
+    from warehouse.ranking.planted import (
+        permutation_summary,
+        planted_signal_check,
+        summary_markdown,
+    )
 
     if block not in ("N", "C", "T", "I") or block not in design.blocks:
         raise WarehouseError(
@@ -581,11 +593,17 @@ def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) 
             f"{', '.join(b for b in 'NCTI' if b in design.blocks)}."
         )
     table = planted_signal_check(
-        design, block, "S" + block, n_jobs=default_n_jobs() if n_jobs is None else n_jobs
+        design,
+        block,
+        "S" + block,
+        n_jobs=default_n_jobs() if n_jobs is None else n_jobs,
+        n_permutations=n_permutations,
     )
-    return "\n".join(
-        f"{r['model']} {r['feature_set']} {r['variant']}: pairwise accuracy "
-        f"{r['pairwise_accuracy']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}] (BCa 95%), "
-        f"CI excludes .5: {r['ci_excludes_half']}, data_origin = {r['data_origin']}"
-        for r in table.iter_rows(named=True)
-    )
+    text = summary_markdown(permutation_summary(table), block)
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"signal_check_{block}.md").write_text(text, encoding="utf-8")
+        table.write_csv(out / f"signal_check_{block}_draws.csv")
+        text += f"\nwritten to {out / f'signal_check_{block}.md'} (+ _draws.csv)\n"
+    return text

@@ -5,7 +5,8 @@ and compared with the warehouse's fits to 1e-9.
 MMRF as decided in docs/ranking.md: per modality (N: one per subset, that subset's nutrition
 columns, that subset's products), the products that have the modality (an analog the design
 zero-filled does not; images as the feature mart gives them, KNN-imputed included); a standard
-scaler over them (population sd, a constant column keeps scale 1); per category, the centroid of
+scaler over them (population sd; a column whose sd is at most 1e-10 times the block's largest
+keeps scale 1); per category, the centroid of
 the standardized reference rows; cosine or Euclidean distance to it; rank within the category
 over every product with a distance, ``#{d' <= d, ties at 1e-10} / (count + 1)``; score = minus
 the mean over the modalities the analog has.
@@ -29,7 +30,7 @@ def _standardize(rows: list[list[float]]) -> list[list[float]]:
     n, p = len(rows), len(rows[0])
     means = [sum(r[j] for r in rows) / n for j in range(p)]
     sds = [math.sqrt(sum((r[j] - means[j]) ** 2 for r in rows) / n) for j in range(p)]
-    sds = [s if s > 1e-12 * (1 + abs(m)) else 1.0 for s, m in zip(sds, means, strict=True)]
+    sds = [s if s > 1e-10 * max(sds) else 1.0 for s in sds]
     return [[(r[j] - means[j]) / sds[j] for j in range(p)] for r in rows]
 
 
@@ -116,7 +117,7 @@ def cleanroom_ridge(design: Design, blocks: list[str]) -> np.ndarray:
         for b in blocks:
             x = design.block(b)
             mean, sd = x[train].mean(axis=0), x[train].std(axis=0)
-            sd = np.where(sd > 1e-12 * (1 + np.abs(mean)), sd, 1.0)
+            sd = np.where(sd > 1e-10 * sd.max(), sd, 1.0)
             a_tr, a_te = (x[train] - mean) / sd, (x[[r]] - mean) / sd
             if x.shape[1] > 10:
                 v, mu = _pca95(a_tr), a_tr.mean(axis=0)
@@ -140,6 +141,7 @@ def small() -> Design:
     absent[[0, 3, 12]] = True
     c[absent] = 0.0
     t[[7, 9]] = t[8]  # three analogs of one category share a T vector
+    t[:, 4] = 1e-33 * np.random.default_rng(0).standard_normal(d.n)  # rounding residue
     return d.with_block("C", c, absent_rows=absent).with_block("T", t)
 
 

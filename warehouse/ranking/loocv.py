@@ -31,13 +31,14 @@ from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, l
 from warehouse.ranking.design import Design, FeatureSet
 from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
-from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
+from warehouse.ranking.preprocess import NEGLIGIBLE_SD, PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
 
 PREPROCESS = {
     "scaler": "standard",
     "pca_variance": PCA_VARIANCE,
     "pca_min_dims": PCA_MIN_DIMS,
     "transform": "rowwise",  # equal rows -> equal outputs (preprocess.rowwise_project)
+    "negligible_sd": NEGLIGIBLE_SD,  # sd <= 1e-10 x the block's largest: constant column
 }
 
 

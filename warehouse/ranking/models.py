@@ -101,6 +101,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "missing": "skip",
         "tie_tolerance": 1e-10,
         "distance": "rowwise",
+        "negligible_sd": 1e-10,
     },
     "dist_pred_l2": {
         "metric": "euclidean",
@@ -109,6 +110,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "missing": "skip",
         "tie_tolerance": 1e-10,
         "distance": "rowwise",
+        "negligible_sd": 1e-10,
     },
 }
 

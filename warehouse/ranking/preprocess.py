@@ -4,7 +4,11 @@ Fitted on the fold's training rows only, applied to its held-out rows (BENCHMARK
 arithmetic is scikit-learn's, computed faster:
 
 * scaler: column mean and population standard deviation (``ddof=0``); a column whose variance is
-  indistinguishable from 0 (sklearn's ``_is_constant_feature`` bound) gets scale 1;
+  indistinguishable from 0 (sklearn's ``_is_constant_feature`` bound) gets scale 1, and so does a
+  column whose standard deviation is negligible next to the block's largest
+  (:data:`NEGLIGIBLE_SD`: ``sd <= 1e-10 * max sd``): rounding residue, not a feature (the default
+  build's T block has two columns of values ~1e-33 that sklearn's bound, relative to the column's
+  own mean, would blow up to unit variance; docs/ranking.md has the effect);
 * PCA (``PCA(n_components=0.95)``, svd_solver "full"): centre the scaled rows, take the
   eigen-decomposition of the smaller of the Gram matrix ``A Aᵀ`` (m x m, when the block is wider
   than it is tall) and the covariance ``Aᵀ A`` (p x p); explained variance ratios from the
@@ -35,6 +39,8 @@ import numpy as np
 PCA_VARIANCE = 0.95
 PCA_MIN_DIMS = 11  # PCA only for blocks with more than 10 columns
 _EPS = np.finfo(np.float64).eps
+NEGLIGIBLE_SD = 1e-10
+"""A column whose sd is at most this times the block's largest column sd is constant."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +88,15 @@ def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:
 
 
 def scaler_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, scale) of sklearn's StandardScaler on ``x`` (rows = samples)."""
+    """(mean, scale) of sklearn's StandardScaler on ``x`` (rows = samples), a column of
+    negligible spread (:data:`NEGLIGIBLE_SD`) counted constant too."""
     n = x.shape[0]
     mean = x.mean(axis=0)
     var = ((x - mean) ** 2).mean(axis=0)
     constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
     scale = np.sqrt(var)
+    if len(scale):
+        constant |= scale <= NEGLIGIBLE_SD * scale.max()
     scale[constant] = 1.0
     return mean, scale
 

@@ -97,3 +97,19 @@ def test_loocv_intercept_bias_of_pointwise_models():
     design = synthetic_design(seed=42, plant=None)
     (fit,) = run_loocv(design, [Job.of("ridge", "S")], n_jobs=1)
     assert pairwise_accuracy(design.categories, design.target, fit.predictions) == 0.0
+
+
+def test_signal_check_report_writes_the_section_and_the_draws(tmp_path):
+    from warehouse.errors import WarehouseError
+    from warehouse.ranking.planted import signal_check_report
+    from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS
+
+    design = synthetic_design(seed=3, plant="nutrition", dims=SMALL_DIMS, layout=SMALL_CATEGORIES)
+    text = signal_check_report(design, "N", n_jobs=1, n_permutations=3, out_dir=tmp_path)
+    assert "| bradley_terry | SN |" in text and "of 4 |" in text
+    assert (tmp_path / "signal_check_N.md").read_text().startswith("## Planted-signal check: N")
+    draws = pl.read_csv(tmp_path / "signal_check_N_draws.csv")
+    assert draws.height == 2 * (1 + 3)
+    assert sorted(draws["permutation_seed"].drop_nulls().unique().to_list()) == [42, 43, 44]
+    with pytest.raises(WarehouseError, match="--check-signal 'S'"):
+        signal_check_report(design, "S")

@@ -570,40 +570,12 @@ def train_food(
 
 
 def planted_signal_table(
-    design: Design,
-    block: str,
-    n_jobs: int | None = None,
-    n_permutations: int = 20,
-    out_dir: Path | str | None = None,
+    design: Design, block: str, n_jobs: int | None = None, n_permutations: int = 20
 ) -> str:
-    """``tastebench train food --check-signal N|C|T|I``: :func:`.planted.planted_signal_check` of
-    BT and Ridge on ``S`` + ``block`` (no cache: the permuted designs are throwaways) against
-    ``n_permutations`` within-category permutations of the block: the report section (markdown:
-    planted score, permutation distribution, rank, p-value). With ``out_dir`` also writes it to
-    ``signal_check_<block>.md`` and every draw to ``signal_check_<block>_draws.csv`` there."""
-    from warehouse.ranking.planted import (
-        permutation_summary,
-        planted_signal_check,
-        summary_markdown,
-    )
+    """``tastebench train food --check-signal BLOCK``: :func:`.planted.signal_check_report`
+    (BT and Ridge on ``S`` + ``block`` against its permutations), written to the build folder."""
+    from warehouse.config import load_settings
+    from warehouse.ranking.planted import signal_check_report
 
-    if block not in ("N", "C", "T", "I") or block not in design.blocks:
-        raise WarehouseError(
-            f"--check-signal {block!r}: not a feature block of this warehouse. Fix: use one of "
-            f"{', '.join(b for b in 'NCTI' if b in design.blocks)}."
-        )
-    table = planted_signal_check(
-        design,
-        block,
-        "S" + block,
-        n_jobs=default_n_jobs() if n_jobs is None else n_jobs,
-        n_permutations=n_permutations,
-    )
-    text = summary_markdown(permutation_summary(table), block)
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"signal_check_{block}.md").write_text(text, encoding="utf-8")
-        table.write_csv(out / f"signal_check_{block}_draws.csv")
-        text += f"\nwritten to {out / f'signal_check_{block}.md'} (+ _draws.csv)\n"
-    return text
+    n_jobs = default_n_jobs() if n_jobs is None else n_jobs
+    return signal_check_report(design, block, n_jobs, n_permutations, load_settings().build_dir)

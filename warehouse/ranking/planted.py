@@ -15,10 +15,12 @@ Used by the tests on synthetic designs and, on a build simulated with ``tasteben
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from warehouse.errors import WarehouseError
 from warehouse.ranking.cache import FitCache
 from warehouse.ranking.design import Design
 from warehouse.ranking.loocv import Job, run_loocv
@@ -126,3 +128,32 @@ def summary_markdown(summary: pl.DataFrame, block: str) -> str:
         for r in summary.iter_rows(named=True)
     ]
     return head + "\n".join(lines) + "\n"
+
+
+def signal_check_report(
+    design: Design,
+    block: str,
+    n_jobs: int = 2,
+    n_permutations: int = N_PERMUTATIONS,
+    out_dir: Path | str | None = None,
+) -> str:
+    """BT and Ridge on ``S`` + ``block`` against ``n_permutations`` within-category permutations
+    of the block (no cache: the permuted designs are throwaways): the report section. With
+    ``out_dir`` also written to ``signal_check_<block>.md`` and every draw to
+    ``signal_check_<block>_draws.csv`` there."""
+    if block not in ("N", "C", "T", "I") or block not in design.blocks:
+        raise WarehouseError(
+            f"--check-signal {block!r}: not a feature block of this warehouse. Fix: use one of "
+            f"{', '.join(b for b in 'NCTI' if b in design.blocks)}."
+        )
+    table = planted_signal_check(
+        design, block, "S" + block, n_jobs=n_jobs, n_permutations=n_permutations
+    )
+    text = summary_markdown(permutation_summary(table), block)
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"signal_check_{block}.md").write_text(text, encoding="utf-8")
+        table.write_csv(out / f"signal_check_{block}_draws.csv")
+        text += f"\nwritten to {out / f'signal_check_{block}.md'} (+ _draws.csv)\n"
+    return text

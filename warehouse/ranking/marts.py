@@ -240,8 +240,9 @@ def default_n_jobs() -> int:
 
 def _block_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """``category, product_code, vector`` with the vector null where ``has_block`` is false:
-    an analog gets the feature mart's zero row (the design's ``missing='zero'``), a reference
-    NaN (= modality absent for the distance baselines)."""
+    an analog gets the feature mart's zero row for the supervised models (the design's
+    ``missing='zero'``, marked in ``Design.absent``), which the distance baselines skip like a
+    reference's NaN (= modality absent)."""
     return frame.select(
         "category",
         "product_code",

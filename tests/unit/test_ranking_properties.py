@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from warehouse.metrics.core import spearman_weighted
 from warehouse.ranking.design import Design, design_from_frames
 from warehouse.ranking.loocv import Job, run_fits
-from warehouse.ranking.preprocess import fit_block
+from warehouse.ranking.preprocess import fit_block, snap_rows
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
 MODELS = (
@@ -37,16 +37,22 @@ def _predictions(design: Design, models=MODELS) -> dict[str, np.ndarray]:
 
 
 def _realistic(seed: int = 11) -> Design:
-    """The small design with what the real blocks have: zero-filled C rows (absent for MMRF)
-    and one T vector shared by two analogs."""
+    """The small design with what the real blocks have: zero-filled C rows (absent for MMRF),
+    one T vector shared by two analogs, and C values far from 0 next to their spread (|x| / sd
+    ~ 100, as on the default build) with two Milk analogs and the Milk reference sharing one C
+    vector (the default build's Meatballs: Euclidean distance 0 to the centroid)."""
     d = synthetic_design(seed=seed, plant="nutrition", dims=SMALL_DIMS, layout=SMALL_CATEGORIES)
-    c = d.block("C").copy()
+    c = d.block("C") + 100.0
+    c_ref = d.reference_blocks["C"] + 100.0
+    milk = np.flatnonzero(d.categories == "Milk")
+    milk_ref = np.flatnonzero(np.array(d.reference_keys["category"].to_list()) == "Milk")
+    c[milk[[1, 2]]] = c_ref[milk_ref[0]]
     absent = np.zeros(d.n, bool)
     absent[[1, 2, 8, 9, 14]] = True
     c[absent] = 0.0
     t = d.block("T").copy()
     t[5] = t[3]
-    return d.with_block("C", c, absent_rows=absent).with_block("T", t)
+    return d.with_block("C", c, c_ref, absent_rows=absent).with_block("T", t)
 
 
 def _perturbed(d: Design, rel: float, seed: int) -> Design:
@@ -95,6 +101,17 @@ def test_preprocessing_maps_equal_rows_to_equal_rows(seed, p):
 
 
 # --------------------------------------------------------------------------- rounding noise
+
+
+def test_snap_rows_makes_rows_equal_up_to_rounding_one_row():
+    rng = np.random.default_rng(0)
+    x = 100.0 + rng.standard_normal((6, 5))
+    x[3] = x[1] * (1 + 1e-12 * rng.standard_normal(5))
+    x[4] = 0.0
+    x[5] = x[2] * (1 + 1e-8)  # a real difference stays
+    y = snap_rows(np.vstack([x, np.full(5, np.nan)]))
+    assert y[3].tobytes() == x[1].tobytes() and (y[4] == 0).all()
+    assert np.array_equal(y[[0, 1, 2, 5]], x[[0, 1, 2, 5]]) and np.isnan(y[6]).all()
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -6,7 +6,8 @@ set; ``N`` splits into one sub-modality per subset with that subset's nutrition 
 ``seeds/nutrition_subset_columns.csv``):
 
 1. the rows of every product (analogs and references) that has the modality; for ``N``, only the
-   products of that subset's categories. A reference row that is all NaN, or an analog row the
+   products of that subset's categories; rows equal to 1e-10 (relative) made bit-identical
+   (``preprocess.snap_rows``). A reference row that is all NaN, or an analog row the
    design zero-filled (``Design.absent``), = modality absent: the product is left out of this
    modality's scaler, centroid and ranking;
 2. StandardScaler fitted on those rows (population sd; constant columns get scale 1);
@@ -32,7 +33,7 @@ import numpy as np
 from warehouse.ranking.cache import FitCache, fit_record, library_versions
 from warehouse.ranking.design import SUBSET_ORDER, Design, DesignError
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache
-from warehouse.ranking.preprocess import scaler_stats
+from warehouse.ranking.preprocess import scaler_stats, snap_rows
 
 TIE_EPS = 1e-10
 """Distances closer than this are ties in the within-category rank (the metrics' tolerance)."""
@@ -84,7 +85,7 @@ def _modalities(design: Design, b: str, subset: np.ndarray):
     ``N`` splits into one sub-modality per subset with that subset's columns."""
     if b not in design.reference_blocks:
         raise DesignError(f"distance baseline: no reference rows for block {b!r}")
-    x = np.vstack([design.analog_rows_for_distance(b), design.reference_blocks[b]])
+    x = snap_rows(np.vstack([design.analog_rows_for_distance(b), design.reference_blocks[b]]))
     if b.split(":")[0] != "N":
         yield b, x
         return

@@ -102,6 +102,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_tolerance": 1e-10,
         "distance": "rowwise",
         "negligible_sd": 1e-10,
+        "snap_rtol": 1e-10,
     },
     "dist_pred_l2": {
         "metric": "euclidean",
@@ -111,6 +112,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_tolerance": 1e-10,
         "distance": "rowwise",
         "negligible_sd": 1e-10,
+        "snap_rtol": 1e-10,
     },
 }
 

@@ -39,6 +39,8 @@ import numpy as np
 PCA_VARIANCE = 0.95
 PCA_MIN_DIMS = 11  # PCA only for blocks with more than 10 columns
 _EPS = np.finfo(np.float64).eps
+SNAP_RTOL = 1e-10
+"""Rows whose values all agree to this relative tolerance are one row (:func:`snap_rows`)."""
 NEGLIGIBLE_SD = 1e-10
 """A column whose sd is at most this times the block's largest column sd is constant."""
 
@@ -74,6 +76,27 @@ class BlockTransform:
         squares; exact when ``u`` lies in the retained PCA subspace): a warm start."""
         v = u * self.scale
         return v if self.components is None else self.components @ v
+
+
+def snap_rows(x: np.ndarray, rtol: float = SNAP_RTOL) -> np.ndarray:
+    """``x`` with rows equal up to rounding noise made bit-identical: row ``i`` takes the values
+    of the first earlier kept row ``j`` with ``|x_i - x_j| <= rtol * max(|x_i|, |x_j|)`` in every
+    column (a zero stays a zero; rows with NaN untouched). Equal rows stay equal under a 1e-12
+    relative perturbation, which standardization (``|x| / sd`` ~ 100 on the C block) would
+    otherwise blow up to distance and PCA-score differences of ~1e-9."""
+    out = np.array(x, dtype=np.float64, copy=True)
+    ok = ~np.isnan(out).any(axis=1)
+    kept: list[int] = []
+    for i in np.flatnonzero(ok):
+        if kept:
+            cand = out[kept]
+            close = np.abs(cand - out[i]) <= rtol * np.maximum(np.abs(cand), np.abs(out[i]))
+            hit = np.flatnonzero(close.all(axis=1))
+            if len(hit):
+                out[i] = cand[hit[0]]
+                continue
+        kept.append(int(i))
+    return out
 
 
 def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:

@@ -541,8 +541,9 @@ def train_food(
     n_jobs: Annotated[int, typer.Option(help="Workers (results never depend on it).")] = 2,
     check_signal: Annotated[
         str | None,
-        typer.Option(help="N or T: instead, BT and Ridge on S + it, as built and permuted."),
+        typer.Option(help="N, C, T or I: BT and Ridge on S + it vs K permutations of it."),
     ] = None,
+    permutations: Annotated[int, typer.Option(help="--check-signal: K (seeded 42, 43...).")] = 20,
 ) -> None:
     """Fit the food-ranking models into the fit cache; the next `tastebench build` reads them."""
     from warehouse.config import load_settings
@@ -551,7 +552,8 @@ def train_food(
     path = load_settings(db_path=db).db_path
     with _progress().status(f"food ranking: {check_signal or grid or 'default'}"):
         if check_signal is not None:
-            out = marts.planted_signal_table(marts.read_warehouse(path)[0], check_signal, n_jobs)
+            design = marts.read_warehouse(path)[0]
+            out = marts.planted_signal_table(design, check_signal, n_jobs, permutations)
         else:
             out = marts.train_food(path, grid=grid, n_jobs=n_jobs)
     _console().print(out)

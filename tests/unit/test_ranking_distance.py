@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.distance import cosine
 
 from warehouse.ranking.design import Design, DesignError
@@ -79,3 +81,95 @@ def test_missing_modalities_are_skipped_and_no_modality_is_an_error():
     d = _one_category([[0.0], [2.0]], [[np.nan]])
     with pytest.raises(DesignError, match="no modality"):
         mmrf_scores(d, ["C"], "euclidean")
+
+
+def _with_absent_c(d: Design, rows: list[int], fill: float) -> Design:
+    c = d.block("C").copy()
+    c[rows] = fill
+    mask = np.zeros(d.n, bool)
+    mask[rows] = True
+    return d.with_block("C", c, absent_rows=mask)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_an_absent_modality_is_skipped_not_zero_filled(metric):
+    """An analog the design zero-filled for C (``Design.absent``) is scored on its other
+    modalities only, and its placeholder row never touches anyone's score (scaler, centroid,
+    ranks): any fill value gives the same scores."""
+    d = synthetic_design(dims=SMALL_DIMS, layout=SMALL_CATEGORIES)
+    rows = [0, 1, 7]
+    zero, info = mmrf_scores(_with_absent_c(d, rows, 0.0), ["N", "C"], metric)
+    other, _ = mmrf_scores(_with_absent_c(d, rows, 123.0), ["N", "C"], metric)
+    assert np.array_equal(zero, other)
+    n_only, _ = mmrf_scores(d, ["N"], metric)
+    assert np.array_equal(zero[rows], n_only[rows])
+    assert info["n_modalities"][rows].tolist() == [1, 1, 1]
+    assert (np.delete(info["n_modalities"], rows) == 2).all()
+
+
+def test_design_from_frames_marks_zero_filled_rows_absent():
+    from warehouse.ranking.design import design_from_frames
+
+    products = pl.DataFrame(
+        {
+            "category": ["A"] * 4,
+            "product_code": [1, 2, 3, 4],
+            "is_analog": [True, True, True, False],
+            "subset": ["meat"] * 4,
+            "hbt_group": ["meat"] * 4,
+        }
+    )
+    means = pl.DataFrame(
+        {"category": ["A"] * 3, "product_code": [1, 2, 3], "panel_mean": [1.0, 2, 3]}
+    )
+    frame = pl.DataFrame(
+        {
+            "category": ["A"] * 3,
+            "product_code": [1, 3, 4],
+            "vector": [[1.0, 2.0], [2.0, 1.0], [1.0, 1.0]],
+        }
+    )
+    d = design_from_frames(products, means, {"C": frame}, missing="zero")
+    assert d.absent["C"].tolist() == [False, True, False]
+    assert d.block("C")[1].tolist() == [0.0, 0.0]  # the supervised models' row
+    assert np.isnan(d.analog_rows_for_distance("C")[1]).all()
+    scores, info = mmrf_scores(d, ["C", "S"], "euclidean")
+    assert info["n_modalities"].tolist() == [2, 1, 2]
+    bare = Design(d.keys, d.target, d.blocks, d.reference_keys, d.reference_blocks)
+    assert bare.fingerprint(["C"], references=True) != d.fingerprint(["C"], references=True)
+    assert bare.fingerprint(["C"]) == d.fingerprint(["C"])  # supervised fits: same rows
+
+
+def test_rank_counts_distances_within_the_tie_tolerance_as_equal():
+    from warehouse.ranking.distance import _rank_normalize
+
+    cat = np.array(["A"] * 4)
+    d = np.array([1.0, 1.0 + 4e-11, 1.0 - 2e-16, 2.0])
+    assert _rank_normalize(d, cat).tolist() == [0.6, 0.6, 0.6, 0.8]
+    assert _rank_normalize(np.array([1.0, 1.0 + 2e-10, 3.0, 3.0]), cat).tolist() == [
+        0.2,
+        0.4,
+        0.8,
+        0.8,
+    ]
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["cosine", "euclidean"]),
+    st.integers(1, 5),
+)
+def test_bit_identical_vectors_get_identical_scores(seed, metric, copies):
+    """Copying one analog's vectors (every block) onto ``copies`` other analogs of its category,
+    wherever their rows sit, gives all of them bit-identical scores."""
+    d = synthetic_design(seed=seed % 1000, dims=SMALL_DIMS, layout=SMALL_CATEGORIES)
+    rng = np.random.default_rng(seed)
+    rows = np.flatnonzero(d.categories == "Milk")
+    src, dst = rows[0], rng.choice(rows[1:], size=copies, replace=False)
+    for b in ("N", "C", "T", "I"):
+        m = d.block(b).copy()
+        m[dst] = m[src]
+        d = d.with_block(b, m)
+    scores, _ = mmrf_scores(d, ["N", "C", "T", "I"], metric)
+    assert len(set(scores[np.r_[src, dst]].tolist())) == 1

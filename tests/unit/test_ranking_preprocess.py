@@ -66,3 +66,19 @@ def test_fold_uses_training_rows_only_and_raw_weights_round_trip():
     diff = ztr @ w - xtr @ u
     assert np.ptp(diff) < 1e-10
     assert np.allclose(weights_from_raw(fb, ["N", "T"], u), w, atol=1e-10)
+
+
+def test_a_column_of_rounding_residue_is_constant():
+    """A column of values ~1e-33 (the default build's T has two) is not standardized to unit
+    variance: scale 1, so it contributes ~1e-33, and the transform equals the one without it."""
+    rng = np.random.default_rng(3)
+    x = _lowrank(rng, 60, 30)
+    noisy = x.copy()
+    noisy[:, 7] = 1e-33 * rng.standard_normal(60)
+    clean = x.copy()
+    clean[:, 7] = 0.0
+    t_noisy, z_noisy = fit_block(noisy, return_train=True)
+    t_clean, z_clean = fit_block(clean, return_train=True)
+    assert t_noisy.scale[7] == 1.0
+    assert t_noisy.n_out == t_clean.n_out
+    assert np.abs(z_noisy - z_clean).max() < 1e-12

@@ -14,7 +14,10 @@ per-subset nutrition columns (``seeds/nutrition_subset_columns.csv``).
 
 Conventions: analog blocks must be finite (a supervised model cannot use an absent block; the
 features side imputes or flags, :func:`design_from_frames` refuses or zero-fills on request);
-reference rows may be NaN (= modality absent, skipped by the distance baselines). Preprocessing
+reference rows may be NaN (= modality absent, skipped by the distance baselines). An analog row
+that :func:`design_from_frames` zero-filled (``missing='zero'``) is marked in ``absent`` (block name
+-> bool per analog): the supervised models read the zero row, the distance baselines skip the
+modality for that analog as for a NaN reference row. Preprocessing
 (scaling, PCA) never happens here: it is fitted inside each fold (:mod:`.preprocess`).
 """
 
@@ -169,6 +172,7 @@ class Design:
     nutrition_columns: tuple[str, ...] = NUTRITION_COLUMNS
     feature_set: str = "SNCTI"
     data_origin: str = "unknown"
+    absent: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         missing = [c for c in KEY_COLUMNS if c not in self.keys.columns]
@@ -206,6 +210,7 @@ class Design:
             _check_block_name(name)
             blocks[name] = _as_matrix(mat, name, n, allow_nan=False)
         object.__setattr__(self, "blocks", blocks)
+        object.__setattr__(self, "absent", _absent_masks(self.absent, blocks, n))
         refs = {}
         if self.reference_blocks:
             if self.reference_keys is None:
@@ -259,6 +264,17 @@ class Design:
                 "features side or drop it from the feature set"
             ) from None
 
+    def analog_rows_for_distance(self, name: str) -> np.ndarray:
+        """Block ``name``'s analog rows with NaN where the analog lacks the modality (a
+        zero-filled row, :attr:`absent`): what the distance baselines read."""
+        mat = self.block(name)
+        mask = self.absent.get(name)
+        if mask is None or not mask.any():
+            return mat
+        out = mat.copy()
+        out[mask] = np.nan
+        return out
+
     def block_dims(self, feature_set: FeatureSet | str) -> dict[str, int]:
         fs = FeatureSet.parse(feature_set)
         return {b: self.block(b).shape[1] for b in fs.block_names}
@@ -284,6 +300,10 @@ class Design:
                     mat = self.reference_blocks[name]
                     h.update(f"\nref {name}:{mat.shape}\n".encode())
                     h.update(mat.astype("<f8").tobytes())
+            for name in sorted(set(block_names)):
+                mask = self.absent.get(name)
+                if mask is not None and mask.any():
+                    h.update(f"\nabsent {name}:".encode() + np.flatnonzero(mask).tobytes())
             h.update(repr((self.nutrition_columns, sorted(self.subset_columns.items()))).encode())
         return h.hexdigest()
 
@@ -293,14 +313,23 @@ class Design:
         return replace(self, target=np.asarray(target, dtype=np.float64))
 
     def with_block(
-        self, name: str, matrix: np.ndarray, reference: np.ndarray | None = None
+        self,
+        name: str,
+        matrix: np.ndarray,
+        reference: np.ndarray | None = None,
+        absent_rows: np.ndarray | None = None,
     ) -> Design:
+        """The design with block ``name`` replaced (its :attr:`absent` mask kept unless
+        ``absent_rows`` is given)."""
         blocks = dict(self.blocks)
         blocks[name] = matrix
         refs = dict(self.reference_blocks)
         if reference is not None:
             refs[name] = reference
-        return replace(self, blocks=blocks, reference_blocks=refs)
+        absent = dict(self.absent)
+        if absent_rows is not None:
+            absent[name] = absent_rows
+        return replace(self, blocks=blocks, reference_blocks=refs, absent=absent)
 
     def permute_block_within_category(self, name: str, seed: int = 42) -> Design:
         """The design with block ``name``'s rows shuffled inside each category (numpy
@@ -312,7 +341,22 @@ class Design:
         for c in np.unique(self.category_index):
             rows = np.flatnonzero(self.category_index == c)
             perm[rows] = rows[rng.permutation(len(rows))]
-        return self.with_block(name, mat[perm])
+        mask = self.absent.get(name)
+        return self.with_block(name, mat[perm], absent_rows=None if mask is None else mask[perm])
+
+
+def _absent_masks(absent: Mapping[str, np.ndarray], blocks: Mapping, n: int) -> dict:
+    out = {}
+    for name, mask in sorted(absent.items()):
+        if name not in blocks:
+            raise DesignError(f"absent rows given for block {name!r}, which the design lacks")
+        arr = np.asarray(mask, dtype=bool).copy()
+        if arr.shape != (n,):
+            raise DesignError(f"absent rows of block {name!r}: expected {n} booleans")
+        if arr.any():
+            arr.setflags(write=False)
+            out[name] = arr
+    return out
 
 
 def _check_block_name(name: str) -> None:
@@ -354,9 +398,9 @@ def subset_columns_from_seed(seed: pl.DataFrame) -> dict[str, tuple[str, ...]]:
 
 def _vectors(
     frame: pl.DataFrame, name: str, keys: pl.DataFrame, missing: str, analog: bool
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Matrix of ``frame.vector`` aligned with ``keys`` (rows absent from ``frame`` or null ->
-    error, zeros or NaN)."""
+    error, zeros or NaN) and the mask of those absent rows."""
     for col in ("category", "product_code", "vector"):
         if col not in frame.columns:
             raise DesignError(f"block {name!r} frame lacks column {col!r}")
@@ -390,7 +434,7 @@ def _vectors(
                 "missing='zero' (recorded in the fit configuration)"
             )
         mat[absent] = 0.0
-    return mat
+    return mat, absent
 
 
 def design_from_frames(
@@ -412,7 +456,9 @@ def design_from_frames(
     * ``panel_means``: ``category, product_code, panel_mean`` (``marts.fct_panel_means``);
     * ``blocks``: ``name -> frame(category, product_code, vector)`` for analogs and references
       (a list column per block). ``S`` is derived from the subsets when not given.
-    * ``missing``: ``'error'`` (an analog without a vector is an error) or ``'zero'``.
+    * ``missing``: ``'error'`` (an analog without a vector is an error) or ``'zero'`` (a zero
+      row for the supervised models, marked in ``Design.absent`` so that the distance baselines
+      skip the modality).
     """
     if missing not in ("error", "zero"):
         raise DesignError(f"missing must be 'error' or 'zero', got {missing!r}")
@@ -437,11 +483,11 @@ def design_from_frames(
             "(marts.fct_panel_means); every analog needs ratings"
         )
     keys = joined.select(KEY_COLUMNS)
-    mats, ref_mats = {}, {}
+    mats, ref_mats, absent = {}, {}, {}
     for name, frame in sorted(blocks.items()):
-        mats[name] = _vectors(frame, name, keys, missing, analog=True)
+        mats[name], absent[name] = _vectors(frame, name, keys, missing, analog=True)
         if refs.height:
-            ref_mats[name] = _vectors(frame, name, refs, missing, analog=False)
+            ref_mats[name] = _vectors(frame, name, refs, missing, analog=False)[0]
     if "S" not in mats:
         mats["S"] = subset_one_hot(keys["subset"].to_list())
         if refs.height:
@@ -462,4 +508,5 @@ def design_from_frames(
         nutrition_columns=nutrition_columns,
         feature_set=feature_set,
         data_origin=origin or "unknown",
+        absent=absent,
     )

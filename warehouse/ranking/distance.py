@@ -6,13 +6,19 @@ set; ``N`` splits into one sub-modality per subset with that subset's nutrition 
 ``seeds/nutrition_subset_columns.csv``):
 
 1. the rows of every product (analogs and references) that has the modality; for ``N``, only the
-   products of that subset's categories. A reference row that is all NaN = modality absent;
+   products of that subset's categories; rows equal to 1e-10 (relative) made bit-identical
+   (``preprocess.snap_rows``). A reference row that is all NaN, or an analog row the
+   design zero-filled (``Design.absent``), = modality absent: the product is left out of this
+   modality's scaler, centroid and ranking;
 2. StandardScaler fitted on those rows (population sd; constant columns get scale 1);
 3. per category, centroid = mean of the standardized reference rows;
 4. distance of each product to its category's centroid: cosine (``1 - u.v / (|u||v|)``, NaN for a
-   zero vector) or Euclidean;
+   zero vector) or Euclidean, each computed row by row (elementwise products and numpy's
+   per-row sum, no BLAS product): a product's distance depends on its own row and the centroid
+   only, so bit-identical vectors get bit-identical distances wherever their rows sit;
 5. within-category rank normalization over every product of the category with a distance
-   (references included, as published): ``#{d' <= d} / (count + 1)``;
+   (references included, as published): ``#{d' : d' < d + 1e-10} / (count + 1)``, the metrics'
+   tie tolerance (:data:`TIE_EPS`): distances closer than 1e-10 count as equal;
 6. score = ``-`` mean over the modalities available for the product (equal weights).
 
 An analog with no available modality is an error (no silent fallback).
@@ -27,7 +33,10 @@ import numpy as np
 from warehouse.ranking.cache import FitCache, fit_record, library_versions
 from warehouse.ranking.design import SUBSET_ORDER, Design, DesignError
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache
-from warehouse.ranking.preprocess import scaler_stats
+from warehouse.ranking.preprocess import scaler_stats, snap_rows
+
+TIE_EPS = 1e-10
+"""Distances closer than this are ties in the within-category rank (the metrics' tolerance)."""
 
 
 def _distances(x: np.ndarray, cat: np.ndarray, is_ref: np.ndarray, metric: str) -> np.ndarray:
@@ -45,27 +54,63 @@ def _distances(x: np.ndarray, cat: np.ndarray, is_ref: np.ndarray, metric: str) 
             continue
         centroid = xs[refs].mean(axis=0)
         rows = np.flatnonzero(members)
-        v = xs[rows]
-        if metric == "euclidean":
-            out[rows] = np.sqrt(((v - centroid) ** 2).sum(axis=1))
-        else:
-            norms = np.linalg.norm(v, axis=1) * np.linalg.norm(centroid)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[rows] = np.where(norms > 0, 1.0 - (v @ centroid) / norms, np.nan)
+        out[rows] = rowwise_distance(xs[rows], centroid, metric)
     return out
 
 
-def _rank_normalize(d: np.ndarray, cat: np.ndarray) -> np.ndarray:
+def rowwise_distance(v: np.ndarray, centroid: np.ndarray, metric: str) -> np.ndarray:
+    """Distance of each row of ``v`` to ``centroid``; row ``i``'s value depends on ``v[i]`` and
+    ``centroid`` only (elementwise products, per-row sums), never on the row's position."""
+    if metric == "euclidean":
+        return np.sqrt(((v - centroid) ** 2).sum(axis=1))
+    dots = (v * centroid).sum(axis=1)
+    norms = np.sqrt((v * v).sum(axis=1)) * np.sqrt((centroid * centroid).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, 1.0 - dots / norms, np.nan)
+
+
+def _rank_normalize(d: np.ndarray, cat: np.ndarray, tol: float = TIE_EPS) -> np.ndarray:
+    """``#{d' in the category : d' < d + tol} / (count + 1)`` per finite ``d``."""
     out = np.full(len(d), np.nan)
     ok = np.isfinite(d)
     for c in np.unique(cat[ok]):
         rows = np.flatnonzero(ok & (cat == c))
         vals = np.sort(d[rows])
-        out[rows] = np.searchsorted(vals, d[rows], side="right") / (len(vals) + 1)
+        out[rows] = np.searchsorted(vals, d[rows] + tol, side="left") / (len(vals) + 1)
     return out
 
 
-def mmrf_scores(design: Design, block_names: Sequence[str], metric: str) -> tuple[np.ndarray, dict]:
+def _modalities(design: Design, b: str, subset: np.ndarray):
+    """``(name, rows)`` per modality of block ``b`` over analogs + references (NaN = absent):
+    ``N`` splits into one sub-modality per subset with that subset's columns."""
+    if b not in design.reference_blocks:
+        raise DesignError(f"distance baseline: no reference rows for block {b!r}")
+    x = snap_rows(np.vstack([design.analog_rows_for_distance(b), design.reference_blocks[b]]))
+    if b.split(":")[0] != "N":
+        yield b, x
+        return
+    if not design.subset_columns:
+        raise DesignError(
+            "distance baseline on N needs the per-subset nutrition columns "
+            "(seeds/nutrition_subset_columns.csv)"
+        )
+    for s in SUBSET_ORDER:
+        cols = design.subset_columns.get(s)
+        if not cols:
+            continue
+        missing = [c for c in cols if c not in design.nutrition_columns]
+        if missing:
+            raise DesignError(f"subset {s}: nutrition columns {missing} are not in N")
+        idx = [design.nutrition_columns.index(c) for c in cols]
+        xs = np.full((len(x), len(idx)), np.nan)
+        rows = subset == s
+        xs[rows] = x[rows][:, idx]
+        yield f"{b}/{s}", xs
+
+
+def mmrf_scores(
+    design: Design, block_names: Sequence[str], metric: str, tie_tol: float = TIE_EPS
+) -> tuple[np.ndarray, dict]:
     """Scores of the analogs (design row order) and the modalities used per analog."""
     if metric not in ("cosine", "euclidean"):
         raise DesignError(f"distance metric must be 'cosine' or 'euclidean', got {metric!r}")
@@ -78,34 +123,12 @@ def mmrf_scores(design: Design, block_names: Sequence[str], metric: str) -> tupl
         [np.array(design.keys["subset"].to_list(), str), np.array(rk["subset"].to_list(), str)]
     )
     is_ref = np.r_[np.zeros(n, bool), np.ones(rk.height, bool)]
-    normalized = []
-    names = []
+    normalized, names = [], []
     for b in block_names:
-        if b not in design.reference_blocks:
-            raise DesignError(f"distance baseline: no reference rows for block {b!r}")
-        x = np.vstack([design.block(b), design.reference_blocks[b]])
-        if b.split(":")[0] == "N":
-            if not design.subset_columns:
-                raise DesignError(
-                    "distance baseline on N needs the per-subset nutrition columns "
-                    "(seeds/nutrition_subset_columns.csv)"
-                )
-            for s in SUBSET_ORDER:
-                cols = design.subset_columns.get(s)
-                if not cols:
-                    continue
-                missing = [c for c in cols if c not in design.nutrition_columns]
-                if missing:
-                    raise DesignError(f"subset {s}: nutrition columns {missing} are not in N")
-                idx = [design.nutrition_columns.index(c) for c in cols]
-                xs = np.full((len(x), len(idx)), np.nan)
-                rows = subset == s
-                xs[rows] = x[rows][:, idx]
-                normalized.append(_rank_normalize(_distances(xs, cat, is_ref, metric), cat))
-                names.append(f"{b}/{s}")
-        else:
-            normalized.append(_rank_normalize(_distances(x, cat, is_ref, metric), cat))
-            names.append(b)
+        for name, x in _modalities(design, b, subset):
+            d = _distances(x, cat, is_ref, metric)
+            normalized.append(_rank_normalize(d, cat, tie_tol))
+            names.append(name)
     mat = np.vstack(normalized)[:, :n]  # modalities x analogs
     avail = np.isfinite(mat)
     if not avail.any(axis=0).all():
@@ -130,7 +153,12 @@ def run_distance(
         hit = result_from_cache(job, cfg, ch, fid, cache)
         if hit is None:
             settings = cfg["settings"]
-            scores, info = mmrf_scores(design, job.feature_set.block_names, str(settings["metric"]))
+            scores, info = mmrf_scores(
+                design,
+                job.feature_set.block_names,
+                str(settings["metric"]),
+                float(settings["tie_tolerance"]),
+            )
             arrays = {"predictions": scores, "n_modalities": info["n_modalities"]}
             meta = fit_record(
                 job.model,

@@ -31,9 +31,23 @@ from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, l
 from warehouse.ranking.design import Design, FeatureSet
 from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
-from warehouse.ranking.preprocess import PCA_MIN_DIMS, PCA_VARIANCE, fit_fold
+from warehouse.ranking.preprocess import (
+    NEGLIGIBLE_SD,
+    PCA_MIN_DIMS,
+    PCA_VARIANCE,
+    SNAP_RTOL,
+    fit_fold,
+    snap_rows,
+)
 
-PREPROCESS = {"scaler": "standard", "pca_variance": PCA_VARIANCE, "pca_min_dims": PCA_MIN_DIMS}
+PREPROCESS = {
+    "scaler": "standard",
+    "pca_variance": PCA_VARIANCE,
+    "pca_min_dims": PCA_MIN_DIMS,
+    "transform": "rowwise",  # equal rows -> equal outputs (preprocess.rowwise_project)
+    "negligible_sd": NEGLIGIBLE_SD,  # sd <= 1e-10 x the block's largest: constant column
+    "snap_rtol": SNAP_RTOL,  # rows equal to 1e-10 (relative) are one row (preprocess.snap_rows)
+}
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,7 @@ def design_payload(design: Design, block_names: Iterable[str]) -> dict[str, obje
     """The arrays a fold worker needs (pickled once per chunk)."""
     pairs = PairIndex.build(design.category_index, design.target)
     return {
-        "blocks": {b: design.block(b) for b in dict.fromkeys(block_names)},
+        "blocks": {b: snap_rows(design.block(b)) for b in dict.fromkeys(block_names)},
         "y": design.target,
         "cat": design.categories,
         "grp": design.groups,

@@ -240,8 +240,9 @@ def default_n_jobs() -> int:
 
 def _block_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """``category, product_code, vector`` with the vector null where ``has_block`` is false:
-    an analog gets the feature mart's zero row (the design's ``missing='zero'``), a reference
-    NaN (= modality absent for the distance baselines)."""
+    an analog gets the feature mart's zero row for the supervised models (the design's
+    ``missing='zero'``, marked in ``Design.absent``), which the distance baselines skip like a
+    reference's NaN (= modality absent)."""
     return frame.select(
         "category",
         "product_code",
@@ -569,23 +570,13 @@ def train_food(
     )
 
 
-def planted_signal_table(design: Design, block: str, n_jobs: int | None = None) -> str:
-    """``tastebench train food --check-signal N|T``: :func:`.planted.planted_signal_check` of BT
-    and Ridge on ``S`` + ``block`` (no cache: the permuted design is a throwaway), one line per
-    (model, variant)."""
-    from warehouse.ranking.planted import planted_signal_check
+def planted_signal_table(
+    design: Design, block: str, n_jobs: int | None = None, n_permutations: int = 20
+) -> str:
+    """``tastebench train food --check-signal BLOCK``: :func:`.planted.signal_check_report`
+    (BT and Ridge on ``S`` + ``block`` against its permutations), written to the build folder."""
+    from warehouse.config import load_settings
+    from warehouse.ranking.planted import signal_check_report
 
-    if block not in ("N", "C", "T", "I") or block not in design.blocks:
-        raise WarehouseError(
-            f"--check-signal {block!r}: not a feature block of this warehouse. Fix: use one of "
-            f"{', '.join(b for b in 'NCTI' if b in design.blocks)}."
-        )
-    table = planted_signal_check(
-        design, block, "S" + block, n_jobs=default_n_jobs() if n_jobs is None else n_jobs
-    )
-    return "\n".join(
-        f"{r['model']} {r['feature_set']} {r['variant']}: pairwise accuracy "
-        f"{r['pairwise_accuracy']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}] (BCa 95%), "
-        f"CI excludes .5: {r['ci_excludes_half']}, data_origin = {r['data_origin']}"
-        for r in table.iter_rows(named=True)
-    )
+    n_jobs = default_n_jobs() if n_jobs is None else n_jobs
+    return signal_check_report(design, block, n_jobs, n_permutations, load_settings().build_dir)

@@ -20,7 +20,8 @@ scores; only the within-category order of the scores matters.
 * ``ridge``: ``Ridge(alpha=1, fit_intercept=True)`` on the panel mean.
 * ``lightgbm_reg``: ``LGBMRegressor(objective="regression", n_estimators=100,
   learning_rate=0.1, num_leaves=31, min_child_samples=5, deterministic=True,
-  force_row_wise=True, n_jobs=1, random_state=42)`` on the panel mean.
+  force_row_wise=True, n_jobs=1, random_state=42)`` on the panel mean, its input rounded to
+  :data:`LGBM_INPUT_DECIMALS` decimals (``input_decimals``, not an LGBMRegressor argument).
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ HBT_GROUPS = ("meat", "nonsweet_dairy", "other_dairy")
 SUPERVISED = ("bradley_terry", "hierarchical_bt", "kernel_ranksvm", "ridge", "lightgbm_reg")
 DISTANCE = ("dist_pred_cosine", "dist_pred_l2")
 PAIRWISE = ("bradley_terry", "hierarchical_bt", "kernel_ranksvm")
+
+LGBM_INPUT_DECIMALS = 9
+"""LightGBM reads its preprocessed input rounded to 9 decimals (``np.round``; the inputs are
+standardized or PCA scores of order 1, so 1e-9 is far below any measured precision): rows
+equal up to rounding noise (a 1e-12 perturbation, another correct PCA) are equal for its
+binning, which would otherwise place split points between them (docs/ranking.md)."""
 
 SHORT_NAMES = {
     "bradley_terry": "bt",
@@ -85,18 +92,27 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "force_row_wise": True,
         "n_jobs": 1,
         "random_state": SEED,
+        "input_decimals": LGBM_INPUT_DECIMALS,
     },
     "dist_pred_cosine": {
         "metric": "cosine",
         "scaler": "standard",
         "normalization": "rank",
         "missing": "skip",
+        "tie_tolerance": 1e-10,
+        "distance": "rowwise",
+        "negligible_sd": 1e-10,
+        "snap_rtol": 1e-10,
     },
     "dist_pred_l2": {
         "metric": "euclidean",
         "scaler": "standard",
         "normalization": "rank",
         "missing": "skip",
+        "tie_tolerance": 1e-10,
+        "distance": "rowwise",
+        "negligible_sd": 1e-10,
+        "snap_rtol": 1e-10,
     },
 }
 
@@ -250,9 +266,11 @@ def _ridge(cfg, fold: Fold, w0=None) -> FoldOutput:
 def _lightgbm(cfg, fold: Fold, w0=None) -> FoldOutput:
     import lightgbm as lgb
 
-    m = lgb.LGBMRegressor(verbose=-1, **cfg)
-    m.fit(fold.z_train, fold.y_train)
-    return FoldOutput(m.predict(fold.z_test))
+    params = {k: v for k, v in cfg.items() if k != "input_decimals"}
+    dec = int(cfg["input_decimals"])
+    m = lgb.LGBMRegressor(verbose=-1, **params)
+    m.fit(np.round(fold.z_train, dec), fold.y_train)
+    return FoldOutput(m.predict(np.round(fold.z_test, dec)))
 
 
 FIT_PREDICT = {

@@ -4,7 +4,11 @@ Fitted on the fold's training rows only, applied to its held-out rows (BENCHMARK
 arithmetic is scikit-learn's, computed faster:
 
 * scaler: column mean and population standard deviation (``ddof=0``); a column whose variance is
-  indistinguishable from 0 (sklearn's ``_is_constant_feature`` bound) gets scale 1;
+  indistinguishable from 0 (sklearn's ``_is_constant_feature`` bound) gets scale 1, and so does a
+  column whose standard deviation is negligible next to the block's largest
+  (:data:`NEGLIGIBLE_SD`: ``sd <= 1e-10 * max sd``): rounding residue, not a feature (the default
+  build's T block has two columns of values ~1e-33 that sklearn's bound, relative to the column's
+  own mean, would blow up to unit variance; docs/ranking.md has the effect);
 * PCA (``PCA(n_components=0.95)``, svd_solver "full"): centre the scaled rows, take the
   eigen-decomposition of the smaller of the Gram matrix ``A Aᵀ`` (m x m, when the block is wider
   than it is tall) and the covariance ``Aᵀ A`` (p x p); explained variance ratios from the
@@ -12,6 +16,13 @@ arithmetic is scikit-learn's, computed faster:
   exceeds 0.95 (``searchsorted(..., side="right") + 1``, sklearn's rule); component signs by
   sklearn's ``svd_flip(u_based_decision=False)`` (the largest-magnitude loading of each component
   is positive).
+
+Identical input rows give identical output rows, wherever they sit and whichever set of rows is
+transformed with them: the transform is computed row by row (:func:`rowwise_project`: elementwise
+products and numpy's per-row sums, never a BLAS matrix product, whose rounding depends on a row's
+position in the block), for the training rows as for the held-out ones. A BLAS product would put
+bit-identical products (the 160 zero-filled C rows of the default build, a duplicated T vector)
+one ULP apart, and LightGBM's binning treats such values as distinct split points.
 
 ``tests/unit/test_ranking_preprocess.py`` checks ``k``, the components and the transformed rows
 against ``StandardScaler`` + ``PCA(0.95)`` (agreement to ~1e-9 on realistic blocks). The only
@@ -28,6 +39,10 @@ import numpy as np
 PCA_VARIANCE = 0.95
 PCA_MIN_DIMS = 11  # PCA only for blocks with more than 10 columns
 _EPS = np.finfo(np.float64).eps
+SNAP_RTOL = 1e-10
+"""Rows whose values all agree to this relative tolerance are one row (:func:`snap_rows`)."""
+NEGLIGIBLE_SD = 1e-10
+"""A column whose sd is at most this times the block's largest column sd is constant."""
 
 
 @dataclass(frozen=True)
@@ -45,10 +60,11 @@ class BlockTransform:
         return len(self.mean) if self.components is None else self.components.shape[0]
 
     def transform(self, x: np.ndarray) -> np.ndarray:
+        """Scaled (+ projected) rows; row ``i`` depends on ``x[i]`` and the fit only."""
         a = (x - self.mean) / self.scale
         if self.components is None:
             return a
-        return (a - self.pca_mean) @ self.components.T
+        return rowwise_project(a - self.pca_mean, self.components)
 
     def raw_weights(self, w: np.ndarray) -> np.ndarray:
         """Weights ``u`` on the raw block columns with ``transform(x) @ w == x @ u + const``."""
@@ -62,13 +78,48 @@ class BlockTransform:
         return v if self.components is None else self.components @ v
 
 
+def snap_rows(x: np.ndarray, rtol: float = SNAP_RTOL) -> np.ndarray:
+    """``x`` with rows equal up to rounding noise made bit-identical: row ``i`` takes the values
+    of the first earlier kept row ``j`` with ``|x_i - x_j| <= rtol * max(|x_i|, |x_j|)`` in every
+    column (a zero stays a zero; rows with NaN untouched). Equal rows stay equal under a 1e-12
+    relative perturbation, which standardization (``|x| / sd`` ~ 100 on the C block) would
+    otherwise blow up to distance and PCA-score differences of ~1e-9."""
+    out = np.array(x, dtype=np.float64, copy=True)
+    ok = ~np.isnan(out).any(axis=1)
+    kept: list[int] = []
+    for i in np.flatnonzero(ok):
+        if kept:
+            cand = out[kept]
+            close = np.abs(cand - out[i]) <= rtol * np.maximum(np.abs(cand), np.abs(out[i]))
+            hit = np.flatnonzero(close.all(axis=1))
+            if len(hit):
+                out[i] = cand[hit[0]]
+                continue
+        kept.append(int(i))
+    return out
+
+
+def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """``a @ components.T`` computed row by row: ``out[i, j] = sum(a[i] * components[j])``
+    (elementwise products, then numpy's sum along the row), so that equal rows of ``a`` give
+    bit-equal rows of the output whatever their position and whatever the other rows."""
+    a = np.ascontiguousarray(a)
+    out = np.empty((a.shape[0], components.shape[0]))
+    for j in range(components.shape[0]):
+        out[:, j] = (a * components[j]).sum(axis=1)
+    return out
+
+
 def scaler_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, scale) of sklearn's StandardScaler on ``x`` (rows = samples)."""
+    """(mean, scale) of sklearn's StandardScaler on ``x`` (rows = samples), a column of
+    negligible spread (:data:`NEGLIGIBLE_SD`) counted constant too."""
     n = x.shape[0]
     mean = x.mean(axis=0)
     var = ((x - mean) ** 2).mean(axis=0)
     constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
     scale = np.sqrt(var)
+    if len(scale):
+        constant |= scale <= NEGLIGIBLE_SD * scale.max()
     scale[constant] = 1.0
     return mean, scale
 
@@ -92,8 +143,8 @@ def fit_block(
 ) -> BlockTransform | tuple[BlockTransform, np.ndarray]:
     """Fit scaler (+ PCA when ``x`` has ``>= min_dims`` columns) on training rows ``x``.
 
-    With ``return_train`` also returns the transformed training rows (cheaper than
-    ``transform(x)`` on the Gram path).
+    With ``return_train`` also returns the transformed training rows (``transform(x)``: row by
+    row, not the Gram path's ``U S``, which differs between equal rows by rounding).
     """
     m, p = x.shape
     mean, scale = scaler_stats(x)
@@ -108,7 +159,6 @@ def fit_block(
         evals, evecs = evals[::-1], evecs[:, ::-1]
         k = n_components_for(evals, variance)
         v = evecs[:, :k]  # (p, k)
-        z = None
     else:
         evals, evecs = np.linalg.eigh(ac @ ac.T)
         evals, evecs = evals[::-1], evecs[:, ::-1]
@@ -117,16 +167,12 @@ def fit_block(
         u = evecs[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
             v = (ac.T @ u) / np.where(s > 0, s, 1.0)
-        z = u * s
     comps = v.T  # (k, p)
     signs = np.sign(comps[np.arange(k), np.argmax(np.abs(comps), axis=1)])
     signs[signs == 0] = 1.0
     comps = np.ascontiguousarray(comps * signs[:, None])
     t = BlockTransform(mean, scale, pca_mean, comps, m)
-    if not return_train:
-        return t
-    z = ac @ comps.T if z is None else z * signs
-    return t, z
+    return (t, rowwise_project(ac, comps)) if return_train else t
 
 
 @dataclass(frozen=True)

@@ -458,3 +458,26 @@ def write_build_record(
             "recomputed_cache_entries": result.recomputed,
         }
     return atomic_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def write_dbt_docs(settings: Settings, out: Path | None = None) -> Path:
+    """dbt's documentation site of the warehouse as one static page (``out``, default
+    ``reports/dbt_docs.html`` beside the warehouse file); its path."""
+    import shutil
+    import tempfile
+
+    from warehouse.config import reports_dir
+
+    if not settings.db_path.exists():
+        raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
+    with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
+        # dbt opens its database for writing: document a copy, never the published file; named
+        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
+        copy = Path(tmp) / settings.db_path.name
+        shutil.copyfile(settings.db_path, copy)
+        run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
+    return out
+

@@ -407,24 +407,10 @@ def docs(
     ] = None,
 ) -> None:
     """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
-    import shutil
-    import tempfile
+    from warehouse.build import write_dbt_docs
+    from warehouse.config import load_settings
 
-    from warehouse.build import run_dbt
-    from warehouse.config import load_settings, reports_dir
-
-    settings = load_settings(db_path=db)
-    if not settings.db_path.exists():
-        raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
-    out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
-    with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
-        # dbt opens its database for writing: document a copy, never the published file; named
-        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
-        copy = Path(tmp) / settings.db_path.name
-        shutil.copyfile(settings.db_path, copy)
-        run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
+    out = write_dbt_docs(load_settings(db_path=db), out)
     _console().print(f"dbt docs written to {out}")
 
 

@@ -5,11 +5,11 @@ agg_ablation_metrics, and labelled `simulation` in the HTML report (issue #11 "M
 
 from __future__ import annotations
 
-import duckdb
 import pandas as pd
 import pytest
 
 from warehouse.evaluate.results_report import write_report
+from warehouse.sources.readonly import connect_read_only
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,9 @@ MODELS = {
 
 @pytest.fixture(scope="module")
 def db(default_warehouse):
-    con = duckdb.connect(str(default_warehouse[1].db_path), read_only=True)
+    # the read-only connection the commands use: DuckDB refuses a second connection to one file
+    # with another configuration in the same process (the report test opens one)
+    con = connect_read_only(default_warehouse[1].db_path)
     yield con
     con.close()
 

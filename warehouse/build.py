@@ -3,9 +3,10 @@ atomically, one writer at a time, incrementally by default.
 
 * **One writer** (:mod:`warehouse.orchestrate.lock`): the build takes the lock beside the published
   file before it touches anything; a second build refuses at once (or waits ``wait_s``).
-* **Atomic publish** (STYLE.md convention 9): the build writes a separate file next to the live one
-  and swaps it in (``os.replace``) only when loading, every selected dbt model and test and the
-  quality gate succeeded; a failed build leaves the previous warehouse untouched and serving.
+* **Atomic publish** (docs/architecture.md convention 9): the build writes a separate file next
+  to the live one and swaps it in (``os.replace``) only when loading, every selected dbt model
+  and test and the quality gate succeeded; a failed build leaves the previous warehouse
+  untouched and serving.
 * **Incremental** (:mod:`warehouse.orchestrate.state`): the separate file is a copy of the
   published one; only sources whose inputs changed are re-read and rewritten, and ``dbt build``
   selects what depends on them and on changed code. ``full_refresh`` rebuilds everything into a
@@ -480,4 +481,3 @@ def write_dbt_docs(settings: Settings, out: Path | None = None) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
     return out
-

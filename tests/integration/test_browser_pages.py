@@ -1,8 +1,9 @@
-"""The HTML pages people open, in real headless Chromium (issues #21 §7 and #26, STYLE.md
-convention 10): the results report, the quality report and the dbt docs page (`tastebench docs`)
-of a fixture build, and the in-context evaluate page (no build needed), each load offline with no
-console error, every image decodes, nothing overflows a 1,400 px viewport, and a screenshot of
-each is written under build/reports/screenshots/. Skips, saying why, where no browser exists."""
+"""The HTML pages people open, in real headless Chromium (issues #21 §7 and #26,
+docs/architecture.md convention 10): the results report, the quality report and the dbt docs
+page (`tastebench docs`) of a fixture build, and the in-context evaluate page (no build needed),
+each load offline with no console error, every image decodes, nothing overflows a 1,400 px
+viewport, and a screenshot of each is written under build/reports/screenshots/. Skips, saying
+why, where no browser exists."""
 
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def test_reproduces_published_table2_for_every_model(fast_result, published) -> 
 
 
 def test_nnls_pairwise_bca_bounds_at_10000(public_dir) -> None:
-    """Main-table BCa (BENCHMARK.md section 4): [.653, .740]; within +/- .005 of the printed
+    """Main-table BCa (docs/benchmark.md section 4): [.653, .740]; within +/- .005 of the printed
     [.654, .740]."""
     res = evaluate_files(
         [public_dir / OOF / f"{NNLS}.csv"], n_boot=10000, seed=42, ci="published_bca"

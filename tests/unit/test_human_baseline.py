@@ -1,4 +1,4 @@
-"""Human baseline (BENCHMARK.md section 5): hand examples, loop references, determinism."""
+"""Human baseline (docs/benchmark.md section 5): hand examples, loop references, determinism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Block assignment (BENCHMARK.md section 2, "Blocks")."""
+"""Block assignment (docs/benchmark.md section 2, "Blocks")."""
 
 from __future__ import annotations
 

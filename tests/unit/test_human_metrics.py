@@ -84,7 +84,7 @@ def test_spearman_rows_equals_scipy():
 
 
 def _recall_literal(gold, pred, k):
-    """BENCHMARK section 4 Recall@k written out literally for one ranking."""
+    """docs/benchmark.md §4 Recall@k written out literally for one ranking."""
     best = None
     for i, g in enumerate(gold):
         if best is None or g > gold[best]:

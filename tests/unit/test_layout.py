@@ -1,4 +1,4 @@
-"""The layout rule (DEVELOPERS.md, STYLE.md), as executable checks.
+"""The layout rule (docs/architecture.md, "The package" and the layout rule), as executable checks.
 
 * the top of ``warehouse/`` holds only cli.py, config.py, errors.py, files.py (file helpers),
   build.py and packages;

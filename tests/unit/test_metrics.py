@@ -1,6 +1,6 @@
 """Metrics library: published Table-2 reproduction, BCa bounds, properties and hand-made cases.
 
-Public out-of-fold file -> published Table-2 row (BENCHMARK.md section 4):
+Public out-of-fold file -> published Table-2 row (docs/benchmark.md section 4):
 
     dist_pred_l2_NCI                 -> MMRF L2
     ridge_SNCTI_bench                -> Ridge

@@ -1,4 +1,4 @@
-"""De-identification guards (BENCHMARK.md §7): a clean public frame passes; each planted leak
+"""De-identification guards (docs/benchmark.md §7): a clean public frame passes; each planted leak
 fails its rule with a message naming the table, the rows, the column and the rule, and never the
 gated value."""
 

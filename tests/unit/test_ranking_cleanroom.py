@@ -1,4 +1,4 @@
-"""Clean-room MMRF and Ridge (issue 22): written from BENCHMARK.md §3 and docs/ranking.md's
+"""Clean-room MMRF and Ridge (issue 22): written from docs/benchmark.md §3 and docs/ranking.md's
 decisions alone, in plain Python loops (no warehouse.ranking code but the design's accessors),
 and compared with the warehouse's fits to 1e-9.
 

@@ -1,4 +1,4 @@
-"""The calibrated NECTAR simulation (BENCHMARK.md section 8): layout, gold, blocks, calibration."""
+"""The calibrated NECTAR simulation (docs/benchmark.md §8): layout, gold, blocks, calibration."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def test_products_codes_and_references(labels, products, ratings, public_dir: Pa
     assert refs.loc[meat[refs.index], "has_meat"].all()
     assert refs.loc[~meat[refs.index], "has_dairy"].all()
     analog = labels[~labels["is_reference"]]
-    # the benchmark's analog rule (BENCHMARK section 1) must classify them as analogs
+    # the benchmark's analog rule (docs/benchmark.md §1) must classify them as analogs
     is_ref_rule = (meat[analog.index] & analog["has_meat"]) | (
         ~meat[analog.index] & analog["has_dairy"]
     )

@@ -1,4 +1,4 @@
-"""A model on the human scale (BENCHMARK.md §5): its within-block pairwise accuracy with a
+"""A model on the human scale (docs/benchmark.md §5): its within-block pairwise accuracy with a
 block-bootstrap interval, beside the median leave-one-out panelist accuracy and the group-size
 curve, and k* (the smallest panel whose median accuracy reaches the model's).
 
@@ -9,7 +9,7 @@ Two sources of the human side:
   is scored on the pairs inside each block, so model and panels share one scope.
 * ``--gold file`` (the public files): the blocks are not public. What can be shown is shown: the
   median LOO panelist accuracy from the published ``individual_loo_accuracy.csv`` (as the
-  one-panelist point) and the published panels of 3 and 5 (BENCHMARK.md §5); the model's
+  one-panelist point) and the published panels of 3 and 5 (docs/benchmark.md §5); the model's
   accuracy is its all-pairs accuracy, and k* is bracketed between those points.
 """
 
@@ -99,7 +99,7 @@ def within_block_accuracy(
     pairs: pl.DataFrame, in_blocks: pl.DataFrame, n_boot: int, seed: int, alpha: float = 0.05
 ) -> dict[str, object]:
     """Pairwise accuracy pooled over the pairs inside each block, with a percentile bootstrap
-    over blocks (BENCHMARK.md §4, within-block scope). ``pairs``: a model's
+    over blocks (docs/benchmark.md §4, within-block scope). ``pairs``: a model's
     :func:`warehouse.metrics.scoring.pair_table`; ``in_blocks``: :func:`block_pairs`."""
     joined = in_blocks.join(pairs.select("pair_key", "credit"), on="pair_key", how="inner")
     if joined.is_empty():

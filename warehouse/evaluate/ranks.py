@@ -4,7 +4,7 @@ table's bootstrap) shared by every model, so each draw ranks all models on the s
 
 A draw is a multinomial count ``w`` of each product of a category; a model's accuracy on the
 draw is ``sum_{i<j} w_i w_j c_ij + 0.5 * sum_i C(w_i, 2)`` over ``sum_c C(n_c, 2)``, where
-``c_ij`` is the pair credit (BENCHMARK.md §4) and a product drawn twice forms a gold tie (0.5),
+``c_ij`` is the pair credit (docs/benchmark.md §4) and a product drawn twice forms a gold tie (0.5),
 exactly what scoring the resampled rows would give.
 """
 

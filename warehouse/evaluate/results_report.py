@@ -399,7 +399,7 @@ agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
 pairwise, Kendall and macro accuracy, ustat_satt for Spearman, category_randomized for
 Recall@k); pooled (DerSimonian&ndash;Laird): point only. Under each value the published Table-2
 value (red when not reproduced to 3 decimals) and, in grey and <em>for comparison only</em>, the
-interval of the published convention (published_bca: main-table BCa, BENCHMARK.md &sect;4,
+interval of the published convention (published_bca: main-table BCa, docs/benchmark.md &sect;4,
 10,000 replicates, seed 42; it can exclude its own estimate). Grey rows: trivial policies
 (random: analytical; slot1_wins: first listed product of the gold pair file,
 Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval

@@ -1,4 +1,4 @@
-"""Food-level feature blocks S, N, C, T, I (BENCHMARK.md §2; docs/features.md).
+"""Food-level feature blocks S, N, C, T, I (docs/benchmark.md §2; docs/features.md).
 
 Each builder returns a :class:`FeatureBlock`: a float64 matrix aligned with the product keys
 sorted by (category, product_code), with per-row ``has_block`` / ``is_imputed`` flags, the

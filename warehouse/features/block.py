@@ -1,8 +1,9 @@
 """The feature block: one matrix row per product, aligned with a fixed key order.
 
-Every block (S, N, C, T, I; BENCHMARK.md §2) is a :class:`FeatureBlock`. ``keys`` holds
+Every block (S, N, C, T, I; docs/benchmark.md §2) is a :class:`FeatureBlock`. ``keys`` holds
 ``category, product_code`` sorted by (category, product_code), the row order the models use
-(BENCHMARK.md §3: rows sorted by category, code); ``matrix`` row *i* belongs to ``keys`` row *i*.
+(docs/benchmark.md §3: rows sorted by category, code); ``matrix`` row *i* belongs to ``keys``
+row *i*.
 
 Conventions (docs/features.md):
 

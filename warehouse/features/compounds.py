@@ -1,4 +1,5 @@
-"""Block C: FoodAtlas compounds of a product's first three mapped ingredients (BENCHMARK.md §2).
+"""Block C: FoodAtlas compounds of a product's first three mapped ingredients
+(docs/benchmark.md §2).
 
 Pipeline (docs/features.md, "Block C"):
 

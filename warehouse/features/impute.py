@@ -1,4 +1,4 @@
-"""Label-free same-category k-NN imputation of a missing block (BENCHMARK.md §2, block I).
+"""Label-free same-category k-NN imputation of a missing block (docs/benchmark.md §2, block I).
 
 For a product without the block: the k = 5 nearest products *of the same category* that have
 the block natively (not imputed themselves), by cosine distance on the OTHER blocks; the

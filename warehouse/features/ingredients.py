@@ -1,4 +1,4 @@
-"""Ingredient parsing and FoodAtlas food matching for block C (BENCHMARK.md §2).
+"""Ingredient parsing and FoodAtlas food matching for block C (docs/benchmark.md §2).
 
 Parsing: ``cleaned_ingredients`` is split on "|" (the NECTAR " | " separator) in label order;
 each item loses bracketed parts ("Protein Blend (Rice Flour, ...)" -> "Protein Blend", nested

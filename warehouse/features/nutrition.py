@@ -1,8 +1,8 @@
 """Block N: the six label nutrients per 100 g from ``marts.fct_nutrition_per_100g``.
 
 The SQL mart already scales per serving to per 100 g, converts sodium mg -> g and sets a
-missing value to 0 with a per-nutrient ``is_imputed_*`` flag (BENCHMARK.md §2). This module only
-aligns the rows with the product keys and carries the per-subset distance vector
+missing value to 0 with a per-nutrient ``is_imputed_*`` flag (docs/benchmark.md §2). This module
+only aligns the rows with the product keys and carries the per-subset distance vector
 (``subset_distance_vector``: the subset's columns of seeds/nutrition_subset_columns.csv, in
 column_order) for the distance baseline. ``is_imputed`` = any of the six was missing.
 """

@@ -1,4 +1,4 @@
-"""The product list every block is built for (analogs and references, BENCHMARK.md §1)."""
+"""The product list every block is built for (analogs and references, docs/benchmark.md §1)."""
 
 from __future__ import annotations
 

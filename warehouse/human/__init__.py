@@ -1,4 +1,4 @@
-"""Human baseline of TasteBench (BENCHMARK.md sections 2 "Blocks" and 5).
+"""Human baseline of TasteBench (docs/benchmark.md sections 2 "Blocks" and 5).
 
 Blocks, leave-one-out panelist accuracy, Krippendorff's alpha / Kendall's W, split-half
 reliability and the group-size curve, computed on a ratings frame with columns

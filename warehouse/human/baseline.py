@@ -1,4 +1,4 @@
-"""Human baseline (BENCHMARK.md section 5): panelist accuracy, reliability, group-size curve.
+"""Human baseline (docs/benchmark.md section 5): panelist accuracy, reliability, group-size curve.
 
 All public functions take the ratings frame (``category, respondent_id, product_code,
 is_reference, similarity``; already restricted to the benchmark years) plus the two block frames

@@ -1,4 +1,4 @@
-"""Block assignment (BENCHMARK.md section 2, "Blocks") and per-block rating matrices.
+"""Block assignment (docs/benchmark.md section 2, "Blocks") and per-block rating matrices.
 
 A *block* is, within one category, the set of respondents who rated exactly the same set of
 products (references included). Conventions (ours, documented):

@@ -1,10 +1,10 @@
-"""Vectorised metric kernels for the human baseline (BENCHMARK.md sections 4 and 5).
+"""Vectorised metric kernels for the human baseline (docs/benchmark.md sections 4 and 5).
 
 Everything here works on plain numpy arrays; the DataFrame plumbing lives in
 :mod:`warehouse.human.baseline`. Conventions shared by all kernels:
 
 * ``TIE_EPS`` (the dbt var ``tie_tolerance``, 1e-10, via :data:`warehouse.metrics.core.TIE_EPS`)
-  is the tie threshold of BENCHMARK section 4: a pair is a *gold tie* when
+  is the tie threshold of docs/benchmark.md §4: a pair is a *gold tie* when
   ``|gold_i - gold_j| < 1e-10`` (credit 0.5), otherwise a *prediction tie* when
   ``|pred_i - pred_j| < 1e-10`` (credit 0.5), otherwise credit 1 if the signs agree, else 0.
 * ``NaN`` marks a missing value; pairs or rows touching a missing value are left out (they count
@@ -28,7 +28,7 @@ def pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pairwise_credit(gold_diff: np.ndarray, pred_diff: np.ndarray) -> np.ndarray:
-    """Per-pair credit under the BENCHMARK section 4 rules (broadcasting).
+    """Per-pair credit under the docs/benchmark.md §4 rules (broadcasting).
 
     ``gold_diff`` and ``pred_diff`` are ``gold_i - gold_j`` and ``pred_i - pred_j``. Gold tie ->
     0.5; else prediction tie -> 0.5; else 1.0 when the signs agree, 0.0 otherwise. NaN in either
@@ -109,7 +109,7 @@ def spearman_rows(gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
 
 
 def recall_at_k_rows(gold: np.ndarray, pred: np.ndarray, k: int) -> np.ndarray:
-    """Row-wise Recall@k with the BENCHMARK section 4 rules.
+    """Row-wise Recall@k with the docs/benchmark.md §4 rules.
 
     Per row (items in the given column order, missing items skipped): ``best`` = first item with
     the maximum gold; ``m`` = items whose prediction exceeds the best's by more than 1e-10;

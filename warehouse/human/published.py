@@ -9,11 +9,11 @@ import polars as pl
 
 from warehouse.human.metrics import alpha_from_coincidence
 
-# Published human-baseline figures (BENCHMARK.md §5) that no public file carries directly.
+# Published human-baseline figures (docs/benchmark.md §5) that no public file carries directly.
 PUBLISHED_CONSTANTS = {
-    "kendall_w_median": (0.108, "BENCHMARK.md §5"),
-    "panel3_accuracy": (0.685, "BENCHMARK.md §5"),
-    "panel5_accuracy": (0.725, "BENCHMARK.md §5"),
+    "kendall_w_median": (0.108, "docs/benchmark.md §5"),
+    "panel3_accuracy": (0.685, "docs/benchmark.md §5"),
+    "panel5_accuracy": (0.725, "docs/benchmark.md §5"),
 }
 
 

@@ -1,9 +1,9 @@
-"""TasteBench metrics library (BENCHMARK.md section 4): point metrics, BCa bootstrap CIs,
+"""TasteBench metrics library (docs/benchmark.md section 4): point metrics, BCa bootstrap CIs,
 paired model comparisons, trivial policies, difficulty slices and input validation.
 
 Pure numpy/scipy. Conventions are stated in each submodule's docstring:
 :mod:`.core` (point metrics, tie rules, gold direction), :mod:`.bootstrap` (which BCa variant:
-the main-table procedure of BENCHMARK.md, giving NNLS pairwise [.653, .740]), :mod:`.compare`,
+the main-table procedure of docs/benchmark.md, giving NNLS pairwise [.653, .740]), :mod:`.compare`,
 :mod:`.policies`, :mod:`.slices`, :mod:`.validate`.
 """
 

@@ -1,4 +1,4 @@
-"""BCa bootstrap confidence intervals of the TasteBench metrics (BENCHMARK.md section 4).
+"""BCa bootstrap confidence intervals of the TasteBench metrics (docs/benchmark.md section 4).
 
 Which variant this implements
 -----------------------------
@@ -17,7 +17,7 @@ Which variant this implements
    bounds = ``numpy.percentile`` (linear interpolation) of the replicates.
 
 With it the NNLS (BT + Gemini) pairwise-accuracy interval is [.653, .740] to three decimals, the
-value BENCHMARK.md attributes to this procedure; the printed [.654, .740] came from a different
+value docs/benchmark.md attributes to this procedure; the printed [.654, .740] came from a different
 (unspecified) variant, and the .653 lower bound is within the issue's +/- .005 tolerance of it.
 
 :func:`bca_ci_per_category` is the PER-CATEGORY variant: a fresh ``default_rng(seed)`` per

@@ -1,4 +1,4 @@
-"""Paired model comparisons on per-pair credits (BENCHMARK.md section 4, "ours").
+"""Paired model comparisons on per-pair credits (docs/benchmark.md section 4, "ours").
 
 Conventions:
 

@@ -1,4 +1,4 @@
-"""Point metrics of TasteBench (BENCHMARK.md section 4), pure numpy/scipy.
+"""Point metrics of TasteBench (docs/benchmark.md section 4), pure numpy/scipy.
 
 Conventions (shared by every function in this package):
 
@@ -251,7 +251,7 @@ def pairwise_accuracy_macro(category: object, gold: object, pred: object) -> flo
 
 
 def dersimonian_laird(p: object, n: object) -> dict[str, object]:
-    """DerSimonian-Laird random-effects pooling of per-category accuracies (BENCHMARK section 4).
+    """DerSimonian-Laird random-effects pooling of per-category accuracies (docs/benchmark.md §4).
 
     ``p``: per-category accuracies; ``n``: per-category product counts. Steps:
     v_c = q(1-q)/n_c with q = clip(p_c, 0.5/n_c, 1-0.5/n_c) (clipping only for the variance);
@@ -355,7 +355,7 @@ def recall_at_k(category: object, gold: object, pred: object, k: int) -> float:
     """Recall@k, unweighted mean over categories (rules in the module docstring).
 
     Row order matters only when a category's maximum gold is tied: the first such row in the
-    current order is the "best" product (BENCHMARK section 4).
+    current order is the "best" product (docs/benchmark.md §4).
     """
     if int(k) != k or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")

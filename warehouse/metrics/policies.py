@@ -1,4 +1,4 @@
-"""Trivial policies reported next to every table (BENCHMARK.md section 4, "ours").
+"""Trivial policies reported next to every table (docs/benchmark.md section 4, "ours").
 
 * ``random``: analytic expectation of a uniformly random ranking: pairwise accuracy 0.5
   (gold-tied pairs earn 0.5 anyway), Spearman/Kendall 0, Recall@k = mean over categories of

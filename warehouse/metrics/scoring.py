@@ -1,6 +1,6 @@
 """The scoring engine: one model's metrics with intervals, per-category figures, per-pair credits
-and paired comparisons, trivial policies, difficulty slices and calibration (BENCHMARK.md section
-4). ``tastebench evaluate`` (:mod:`warehouse.evaluate`), the metrics marts
+and paired comparisons, trivial policies, difficulty slices and calibration (docs/benchmark.md
+§4). ``tastebench evaluate`` (:mod:`warehouse.evaluate`), the metrics marts
 (:mod:`warehouse.metrics.marts`) and the release all score through these functions, so the same
 files give the same numbers everywhere.
 
@@ -39,12 +39,12 @@ from .validate import normalize_code
 
 ALPHA = 0.05
 MAIN_VARIANT = (
-    "BENCHMARK.md section 4 main-table BCa: canonical (category, gold, prediction) order, one "
+    "docs/benchmark.md section 4 main-table BCa: canonical (category, gold, prediction) order, one "
     "default_rng(seed), draws replicate by replicate and category by sorted category, jackknife "
     "over all products, strict z0 clipped to [1e-10, 1-1e-10], numpy.percentile (linear)"
 )
 PER_CATEGORY_VARIANT = (
-    "BENCHMARK.md section 4 per-category BCa: fresh default_rng(seed) per category, "
+    "docs/benchmark.md section 4 per-category BCa: fresh default_rng(seed) per category, "
     "integers(0, n_c, (n_boot, n_c)), jackknife over the category's products, mid-rank z0"
 )
 DEFAULT_VARIANT = (
@@ -407,7 +407,7 @@ def trivial_policies(
     pair_file: str = "the gold pair file",
     ci: str = "default",
 ) -> list[dict[str, object]]:
-    """The three trivial policies of BENCHMARK.md section 4 as JSON-ready records.
+    """The three trivial policies of docs/benchmark.md section 4 as JSON-ready records.
 
     ``category``/``product_code``/``gold``: the reference products and gold the random and
     lower-code policies are scored on. ``gold_pairs``: the gold pair file (a polars or Arrow

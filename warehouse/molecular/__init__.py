@@ -1,4 +1,4 @@
-"""Molecular library for the FartDB five-class taste task (BENCHMARK.md section 6).
+"""Molecular library for the FartDB five-class taste task (docs/benchmark.md section 6).
 
 * :mod:`.featurize`: RDKit canonical SMILES, InChIKey, Morgan fingerprints, descriptors.
 * :mod:`.labels`: taste classes, label validation, the ``Original Labels`` leakage audit.

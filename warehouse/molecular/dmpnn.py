@@ -2,7 +2,7 @@
 grid is :mod:`warehouse.molecular.grid`).
 
 Model (built like ``chemprop train`` does in ``chemprop/cli/train.py::build_model``, with the
-BENCHMARK section 6 settings): ``BondMessagePassing(d_h=300, depth, dropout)`` ->
+docs/benchmark.md §6 settings): ``BondMessagePassing(d_h=300, depth, dropout)`` ->
 ``MeanAggregation`` -> ``MulticlassClassificationFFN(n_classes=5, hidden_dim=300, n_layers=1,
 dropout)``, no batch norm, Adam with chemprop's Noam-like schedule (warm-up 2 epochs,
 1e-4 -> 1e-3 -> 1e-4), batch 50, at most ``max_epochs`` epochs, early stopping on validation
@@ -81,7 +81,7 @@ class DMPNNConfig:
         if self.class_weighting not in WEIGHTINGS:
             raise ValueError(f"class_weighting must be one of {WEIGHTINGS}")
         if self.aggregation != "mean":
-            raise ValueError("only mean aggregation is supported (BENCHMARK section 6)")
+            raise ValueError("only mean aggregation is supported (docs/benchmark.md §6)")
 
     @property
     def name(self) -> str:

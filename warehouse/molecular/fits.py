@@ -1,4 +1,4 @@
-"""The fit store of the molecular task: fits are data (STYLE.md convention 7).
+"""The fit store of the molecular task: fits are data (docs/architecture.md convention 7).
 
 The fingerprint baselines are trained once per data/configuration/library key by the
 ``dim_ml_fits`` model, which writes each fitted estimator as a hashed artifact under

@@ -1,4 +1,4 @@
-"""The resumable 12-configuration D-MPNN grid (BENCHMARK.md section 6) and its fit registry.
+"""The resumable 12-configuration D-MPNN grid (docs/benchmark.md section 6) and its fit registry.
 
 ``run_grid`` trains each configuration with :func:`~warehouse.molecular.dmpnn.train_dmpnn`, records
 it in ``<state_dir>/fits.json`` (atomic rewrite) with a ``DONE`` marker and the checkpoint's sha256,

@@ -14,7 +14,7 @@ replicate and every jackknife value, so the vectorized path equals a per-replica
   replicates are excluded by the NaN-aware BCa (``numpy.nanpercentile``, z0 share over the
   finite replicates, acceleration over the finite jackknife values); the count of finite
   replicates is reported next to every interval.
-* BCa as in BENCHMARK.md section 4: one ``numpy.random.default_rng(seed)`` drawing
+* BCa as in docs/benchmark.md section 4: one ``numpy.random.default_rng(seed)`` drawing
   ``integers(0, n, (n_boot, n))`` at once (molecules resampled), leave-one-molecule-out
   jackknife, z0 = Phi^-1(share of replicates strictly below the estimate) with the share clipped
   to [1e-10, 1 - 1e-10], a = sum(d^3) / (6 (sum d^2)^1.5) with d = mean(jack) - jack (0 when the

@@ -1,4 +1,5 @@
-"""`tastebench train molecular`: D-MPNN training outside `dbt build` (STYLE.md convention 7).
+"""`tastebench train molecular`: D-MPNN training outside `dbt build` (docs/architecture.md
+convention 7).
 
 Fits land in the registry that the build reads (``<build_dir>/fits/dmpnn/fits.json`` unless
 ``TASTEBENCH_DMPNN_DIR`` says otherwise); the next `tastebench build` lists them in

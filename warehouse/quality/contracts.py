@@ -121,7 +121,7 @@ def one_row_per_benchmark_product():
 
 
 def no_respondent_columns():
-    """Marts never carry respondent ids (BENCHMARK.md §7): only staging does."""
+    """Marts never carry respondent ids (docs/benchmark.md §7): only staging does."""
     from warehouse.quality.expectations import ExpectTableColumnsToNotContain
 
     return ExpectTableColumnsToNotContain(

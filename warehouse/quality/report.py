@@ -207,7 +207,7 @@ def render(result: QualityResult, history: list[dict]) -> str:
         )
     parts.append("</table>")
 
-    parts.append("<h2>Public tables</h2><p>Guarded as public (BENCHMARK.md §7):</p><ul>")
+    parts.append("<h2>Public tables</h2><p>Guarded as public (docs/benchmark.md §7):</p><ul>")
     for t in result.public_tables:
         parts.append(f"<li>{_e(t)}</li>")
     for c in pt.PUBLIC_CANDIDATES:

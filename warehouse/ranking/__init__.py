@@ -1,4 +1,5 @@
-"""Food-level ranking models (BENCHMARK.md §3): designs, LOOCV fits, nested ensembles, ablations.
+"""Food-level ranking models (docs/benchmark.md §3): designs, LOOCV fits, nested ensembles,
+ablations.
 
 Layout: :mod:`.design` (what a model reads), :mod:`.preprocess` (per-fold scaling and PCA),
 :mod:`.bt` (Bradley-Terry solver, tournament, hierarchical shrinkage), :mod:`.models` (the five

@@ -1,4 +1,5 @@
-"""Bradley-Terry on feature differences (BENCHMARK.md §3): pairs, solver, tournament, shrinkage.
+"""Bradley-Terry on feature differences (docs/benchmark.md §3): pairs, solver, tournament,
+shrinkage.
 
 **Pairwise rows.** Every same-category pair of training products with different targets
 (``|y_a - y_b| >= 1e-10``, the benchmark's tie rule) gives ``(x_win - x_lose, 1)`` and

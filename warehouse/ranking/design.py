@@ -1,4 +1,4 @@
-"""The design every food-ranking model reads (BENCHMARK.md §3).
+"""The design every food-ranking model reads (docs/benchmark.md §3).
 
 A :class:`Design` holds, for the analogs (the ranked products):
 
@@ -41,7 +41,7 @@ CONTENT_LETTERS = ("N", "C", "T", "I")
 """The blocks an ablation switches on and off (S is always in a supervised feature set)."""
 
 SUBSET_ORDER = ("meat", "nonsweet_dairy", "cheese", "sweet_dairy")
-"""One-hot order of the S block (BENCHMARK.md §2)."""
+"""One-hot order of the S block (docs/benchmark.md §2)."""
 
 NUTRITION_COLUMNS = (
     "total_fat_g_per_100g",

@@ -1,4 +1,4 @@
-"""MMRF distance baselines: distance to the category's reference centroid (BENCHMARK.md §3).
+"""MMRF distance baselines: distance to the category's reference centroid (docs/benchmark.md §3).
 
 No training and no labels, so there are no folds: every analog's score is computed once from the
 features of all products (transductive, as published). Per *modality* (each letter of the feature

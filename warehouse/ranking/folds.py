@@ -1,6 +1,6 @@
 """Fold schemes of the food-ranking runs: LOOCV up to a size, grouped K-fold above it.
 
-**LOOCV** (BENCHMARK.md §3, the published protocol): fold ``r`` holds out analog row ``r``.
+**LOOCV** (docs/benchmark.md §3, the published protocol): fold ``r`` holds out analog row ``r``.
 Its cost grows faster than linearly (n fits of every model, each on n - 1 products; the nested
 ensembles n(n-1)/2 pair fits), so the build runs it only up to ``food_models_max_analogs``
 analogs (dbt var, 400; docs/scaling.md).

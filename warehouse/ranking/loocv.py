@@ -1,6 +1,6 @@
 """Out-of-fold runs: every supervised model x feature set on one design, fits read from the cache.
 
-Protocol (BENCHMARK.md §3): rows are the analogs sorted by (category, product_code); LOOCV fold
+Protocol (docs/benchmark.md §3): rows are the analogs sorted by (category, product_code); LOOCV fold
 ``r`` holds out row ``r`` and trains on the other rows. A job with ``cv`` set (a
 :class:`.folds.GroupedKFold`, the build's protocol above ``food_models_max_analogs`` analogs)
 runs grouped K-fold instead: fold ``f`` holds out its products and trains on the others. Either

@@ -1,4 +1,4 @@
-"""The supervised food-ranking models of BENCHMARK.md §3 and their exact configurations.
+"""The supervised food-ranking models of docs/benchmark.md §3 and their exact configurations.
 
 Every model is a name plus a configuration dict (:data:`DEFAULTS`, overridable); the dict, the
 feature set and the library versions make the fit's configuration hash (:mod:`.cache`). A model

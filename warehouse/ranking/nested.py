@@ -1,4 +1,4 @@
-"""Nested-LOOCV ensembles of a supervised model with an external model (BENCHMARK.md §3).
+"""Nested-LOOCV ensembles of a supervised model with an external model (docs/benchmark.md §3).
 
 Base features (``n`` analogs):
 

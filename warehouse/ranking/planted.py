@@ -1,5 +1,5 @@
 """The planted-signal check: can the models recover a target that follows one block, and does
-permuting that block inside each category take the signal away (BENCHMARK.md §8)?
+permuting that block inside each category take the signal away (docs/benchmark.md §8)?
 
 One permuted draw is not a null: a draw can happen to align with other features, which a
 product-resampling CI cannot see (issue 22: BT on SNCTI scored .590 [.536, .643] on one

@@ -1,6 +1,6 @@
 """Per-fold preprocessing: StandardScaler per block, PCA to 95% variance for blocks over 10 dims.
 
-Fitted on the fold's training rows only, applied to its held-out rows (BENCHMARK.md §3). The
+Fitted on the fold's training rows only, applied to its held-out rows (docs/benchmark.md §3). The
 arithmetic is scikit-learn's, computed faster:
 
 * scaler: column mean and population standard deviation (``ddof=0``); a column whose variance is

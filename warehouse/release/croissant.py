@@ -126,7 +126,7 @@ def rai_fields(data_origin: str) -> dict[str, object]:
             "average ranks (ties x.5); product codes are a per-category cryptographically random "
             "permutation stored only in the gated area; panelist rows carry no panelist key and "
             "are sorted by their released values; every file passed the de-identification guards "
-            "(BENCHMARK.md section 7) before publication."
+            "(docs/benchmark.md section 7) before publication."
         ),
         "rai:personalSensitiveInformation": (
             "None: no respondent ids, no per-person key across blocks, no brands, UPCs or "

@@ -338,7 +338,7 @@ def readme_text(specs: list[tuple[TableSpec, int]], data_origin: str) -> str:
 
 {banner}
 De-identified benchmark files exported by `tastebench release` from a built warehouse
-(BENCHMARK.md sections 4, 5 and 7; docs/release.md of the warehouse repository).
+(docs/benchmark.md sections 4, 5 and 7; docs/release.md of the warehouse repository).
 
 ## Files
 

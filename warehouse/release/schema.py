@@ -205,7 +205,7 @@ MODEL_METRICS = TableSpec(
     (
         Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>:<ci_method>'."),
         Column("model_id", "str", "OOF file stem, or 'policy:<name>' for a trivial policy."),
-        Column("metric", "str", "Metric name (BENCHMARK.md section 4)."),
+        Column("metric", "str", "Metric name (docs/benchmark.md section 4)."),
         Column("scope", "str", "'all' = every within-category pair of the model's products."),
         Column("point", "float", "Point value."),
         Column("ci_lo", "float", "Lower 95% bound (empty without an interval)."),

@@ -1,4 +1,4 @@
-"""The calibrated NECTAR simulation (BENCHMARK.md section 8).
+"""The calibrated NECTAR simulation (docs/benchmark.md section 8).
 
 ``simulate_bundle`` writes a complete simulated bundle in the official raw layout;
 ``calibration_summary`` recomputes the published reliability figures on any bundle.

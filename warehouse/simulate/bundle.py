@@ -1,6 +1,6 @@
 """``simulate_bundle``: write a complete simulated NECTAR bundle in the official raw layout.
 
-Layout (BENCHMARK.md section 1; Croissant ``croissant/nectar.json``)::
+Layout (docs/benchmark.md section 1; Croissant ``croissant/nectar.json``)::
 
     <out_dir>/nectar_consolidated_sensory_rating.csv
     <out_dir>/nectar_consolidated_ingredients_nutrition.csv

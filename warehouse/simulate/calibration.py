@@ -1,6 +1,6 @@
 """Calibration figures of a (simulated) bundle against the published human baseline.
 
-``calibration_summary(bundle_dir)`` recovers the blocks from the ratings (BENCHMARK section 2)
+``calibration_summary(bundle_dir)`` recovers the blocks from the ratings (docs/benchmark.md §2)
 and computes the three published reliability figures (section 5): mean per-block ordinal
 Krippendorff alpha (.077), the LOO panelist pairwise accuracy distribution (median .650, IQR
 .50-.75) and the split-half pairwise agreement (median .825). It uses ``warehouse.human`` when that
@@ -78,7 +78,7 @@ class RecoveredBlock:
 
 
 def recover_blocks(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> list[RecoveredBlock]:
-    """Blocks per BENCHMARK section 2: respondents of a category with exactly the same product set
+    """Blocks per docs/benchmark.md §2: respondents of a category with exactly the same product set
     (references included); keep >= 20 respondents and >= 2 analogs; ids by descending size.
 
     ``ratings``: ``category, respondent, product_code, similarity`` (non-null rows count);
@@ -126,7 +126,7 @@ def recover_blocks(ratings: pl.DataFrame, is_reference: pl.DataFrame) -> list[Re
 
 
 def _pair_credit(gold: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, int]:
-    """Summed pairwise credit over the last axis (BENCHMARK section 4 rules) and pair count."""
+    """Summed pairwise credit over the last axis (docs/benchmark.md §4 rules) and pair count."""
     i, j = np.triu_indices(gold.shape[-1], k=1)
     gd = gold[..., i] - gold[..., j]
     pd_ = pred[..., i] - pred[..., j]

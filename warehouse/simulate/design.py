@@ -49,7 +49,7 @@ SUBSET_OF = {
 }
 YEAR_MEAT, YEAR_DAIRY = 2025, 2026
 
-# Known spelling variants (BENCHMARK section 1) used for image folder names only, so the loader's
+# Known spelling variants (docs/benchmark.md §1) used for image folder names only, so the loader's
 # category mapping has something to do. CSV category columns stay canonical.
 IMAGE_FOLDER_VARIANTS = {
     "Butter": "Salted_Butter",
@@ -58,7 +58,7 @@ IMAGE_FOLDER_VARIANTS = {
     "Mozzarella": "Mozzarella_Cheese",
     "Yogurt": "Plain_Greek_Yogurt",
 }
-# 24 categories + 8 second references = 32 references (BENCHMARK: 247 = 215 + 32).
+# 24 categories + 8 second references = 32 references (docs/benchmark.md §1: 247 = 215 + 32).
 TWO_REFERENCE_CATEGORIES = (
     "Bacon",
     "Burgers",
@@ -70,7 +70,7 @@ TWO_REFERENCE_CATEGORIES = (
     "Ice_Cream_Hard_Serve",
 )
 MIN_RATERS_PER_PRODUCT = 100  # Croissant RAI: every product rated by at least 100 panelists
-BLOCK_MIN_RESPONDENTS = 20  # BENCHMARK section 2 block filter
+BLOCK_MIN_RESPONDENTS = 20  # docs/benchmark.md §2 block filter
 BASE_RESPONDENT_POOL = 627  # published distinct panelists in blocks
 
 GOLD_FILE = "food_similarity/results/oof_predictions/ridge_SNCTI_bench.csv"
@@ -252,7 +252,7 @@ def build_categories(public: PublicInputs, seed: int, scale: int) -> list[Catego
     for copy in range(1, scale + 1):
         for base in sorted(gold["category"].unique().to_list()):
             if base not in SUBSET_OF:
-                raise ValueError(f"category {base!r} has no subset (BENCHMARK section 2)")
+                raise ValueError(f"category {base!r} has no subset (docs/benchmark.md §2)")
             g = gold.filter(pl.col("category") == base)
             pairs = zip(g["product_code"], g["true_rank"], strict=True)
             gold_rank = {int(c): float(r) for c, r in pairs}

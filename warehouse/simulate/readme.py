@@ -86,7 +86,7 @@ def render_readme(report: SimulationReport, sim: SimilarityResult) -> str:
 
 **data_origin = simulation.** Nothing in these files is a NECTAR rating. The real ratings are
 gated under NDA; this bundle has the exact raw layout of the official bundle (Croissant
-`croissant/nectar.json`, BENCHMARK.md sections 1 and 8) so the warehouse can be built, tested and
+`croissant/nectar.json`, docs/benchmark.md §1 and §8) so the warehouse can be built, tested and
 load-tested without them. Do not report any number computed from it as a TasteBench result.
 
 - generator: `warehouse.simulate` version {report.version}

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-# The four files of the official bundle (BENCHMARK.md §1); the optional taste_like/ folder is not
-# part of the benchmark and is not loaded.
+# The four files of the official bundle (docs/benchmark.md §1); the optional taste_like/ folder is
+# not part of the benchmark and is not loaded.
 NECTAR_FILES = (
     "nectar_consolidated_sensory_rating.csv",
     "nectar_consolidated_ingredients_nutrition.csv",

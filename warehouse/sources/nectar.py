@@ -1,4 +1,4 @@
-"""Load and validate a NECTAR bundle directory (official layout, BENCHMARK.md §1).
+"""Load and validate a NECTAR bundle directory (official layout, docs/benchmark.md §1).
 
 Every file is read with polars under the dtypes of its Croissant record set (conventions in
 ``warehouse/sources/typed_csv.py``) and checked before anything is written: missing or unknown

@@ -1,4 +1,4 @@
--- One row per benchmark product (BENCHMARK.md §1, "Product inclusion"): at least one rating in
+-- One row per benchmark product (docs/benchmark.md §1, "Product inclusion"): at least one rating in
 -- the benchmark years, labels from the bundle, the latest-year ingredient row, and the analog rule
 -- (an analog unless a meat category's product has meat or a dairy category's product has dairy).
 with rated as (

@@ -1,5 +1,5 @@
 -- Blocks: within a category, the respondents who rated exactly the same product set (>= 20
--- respondents, >= 2 analogs), numbered by descending size from 0 (BENCHMARK.md §2).
+-- respondents, >= 2 analogs), numbered by descending size from 0 (docs/benchmark.md §2).
 select
     block_products.category || ':' || block_products.block_id as block_key,
     block_products.category,

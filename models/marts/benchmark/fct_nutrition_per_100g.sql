@@ -1,5 +1,5 @@
--- Nutrition block N per product (BENCHMARK.md §2): six label nutrients scaled to per 100 g with the
--- serving size, sodium in g; a missing value (or no usable serving size) becomes 0 and is flagged.
+-- Nutrition block N per product (docs/benchmark.md §2): six label nutrients scaled to per 100 g
+-- with the serving size, sodium in g; a missing value (or no usable serving size) becomes 0 and is flagged.
 -- subset_distance_vector holds the product's subset columns (seeds/nutrition_subset_columns.csv)
 -- in column_order, for the distance baseline. has_implausible_label flags labels whose fat +
 -- carbohydrate + protein exceed the serving size by > 5% (the public competition file has 16).

@@ -1,4 +1,4 @@
--- The target: mean similarity per product over 2025/2026 ratings (BENCHMARK.md §2). Ratings of
+-- The target: mean similarity per product over 2025/2026 ratings (docs/benchmark.md §2). Ratings of
 -- other years are counted (n_ratings_other_years) but never averaged in.
 with ratings as (
     select * from {{ ref('stg_nectar__ratings') }}

@@ -1,5 +1,5 @@
 -- Analog pairs inside each block (a product in two blocks counts in both), gold from the full
--- panel mean; the scope of the within-block accuracy metric (BENCHMARK.md §4).
+-- panel mean; the scope of the within-block accuracy metric (docs/benchmark.md §4).
 with block_analogs as (
     select
         block_products.*,

@@ -1,5 +1,5 @@
 -- One sensory rating: (year, category, respondent, product). Respondent ids stay in staging and the
--- gated marts; no public table carries them (BENCHMARK.md §7).
+-- gated marts; no public table carries them (docs/benchmark.md §7).
 with source as (
     select * from {{ source('nectar', 'nectar_consolidated_sensory_rating') }}
 ),

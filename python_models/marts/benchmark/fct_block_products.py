@@ -1,4 +1,4 @@
-"""Blocks (BENCHMARK.md §2) as product memberships: computed in Python because the respondent
+"""Blocks (docs/benchmark.md §2) as product memberships: computed in Python because the respondent
 sets that define blocks must not leave gated staging."""
 
 from warehouse.human import marts

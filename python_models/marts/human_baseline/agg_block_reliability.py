@@ -1,4 +1,4 @@
-"""Per-block ordinal Krippendorff alpha and Kendall's W (BENCHMARK.md §5)."""
+"""Per-block ordinal Krippendorff alpha and Kendall's W (docs/benchmark.md §5)."""
 
 from warehouse.human import marts
 

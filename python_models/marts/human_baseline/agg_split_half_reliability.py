@@ -1,4 +1,4 @@
-"""Split-half reliability per iteration (1,000 iterations, seed 42; BENCHMARK.md §5)."""
+"""Split-half reliability per iteration (1,000 iterations, seed 42; docs/benchmark.md §5)."""
 
 from warehouse.human import marts
 

@@ -1,4 +1,4 @@
-"""LOO panelist accuracy per panelist-block (BENCHMARK.md §5), de-identified."""
+"""LOO panelist accuracy per panelist-block (docs/benchmark.md §5), de-identified."""
 
 from warehouse.human import marts
 

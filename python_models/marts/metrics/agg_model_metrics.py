@@ -1,5 +1,5 @@
 """Model x metric x scope x ci_method with point and CI for every out-of-fold model, plus the
-trivial policies (is_trivial_policy): published_bca (BENCHMARK.md §4) and the default methods
+trivial policies (is_trivial_policy): published_bca (docs/benchmark.md §4) and the default methods
 for the published files, the default only otherwise (docs/statistics.md); the numbers of
 `tastebench evaluate --ci ...` on the same files."""
 

@@ -1,4 +1,4 @@
-"""De-identification guards (BENCHMARK.md §7): what may never leave the gated area.
+"""De-identification guards (docs/benchmark.md §7): what may never leave the gated area.
 
 Each rule is a plain function over a polars frame (a pandas frame from a GX batch is converted at
 that boundary) or a set of frames, plus a :class:`GatedContext` holding the gated facts to compare

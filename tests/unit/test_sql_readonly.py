@@ -192,3 +192,18 @@ def test_a_planted_view_over_a_host_file_is_refused_unread(tmp_path: Path, host)
     assert "TOPSECRET" not in str(caught.value)
     problems = public_db_problems(release, [])
     assert any("view benchmark.leak is not a released table" in p for p in problems), problems
+
+
+def test_two_read_only_connections_in_one_process(tmp_path: Path) -> None:
+    """A second connection to the same file shares the first one's locked instance: it opens, is
+    just as read-only, and a plain read-only connection after both are closed still opens."""
+    db = tmp_path / "two.duckdb"
+    duckdb.connect(str(db)).execute("create table t as select 1 as a").close()
+    first = connect_read_only(db)
+    second = connect_read_only(db)
+    assert second.execute("select a from t").fetchall() == [(1,)]
+    with pytest.raises(duckdb.Error):
+        second.execute("SET enable_external_access = true")
+    first.close()
+    second.close()
+    duckdb.connect(str(db), read_only=True).close()

@@ -504,9 +504,9 @@ def read_warehouse(db_path: Path | str) -> tuple[Design, pl.DataFrame]:
     are the build's."""
     import duckdb
 
-    if not Path(db_path).exists():
-        raise WarehouseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
-    con = duckdb.connect(str(db_path), read_only=True)
+    from warehouse.sources.readonly import connect_read_only
+
+    con = connect_read_only(Path(db_path))  # names a missing file
     try:
         read = {}
         for key, rel in WAREHOUSE_RELATIONS.items():

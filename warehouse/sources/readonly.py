@@ -52,8 +52,15 @@ def connect_read_only(db_path: Path):
             f"cannot open {db_path} read-only ({first}). Fix: pass the path of a warehouse built "
             "by `tastebench build`."
         ) from exc
-    for statement in SESSION_SETTINGS:
-        con.execute(statement)
+    try:
+        # a second connection in this process shares the first one's database instance: its
+        # configuration is already locked (with external access off), and can't be set again
+        if not con.execute("select current_setting('lock_configuration')").fetchall()[0][0]:
+            for statement in SESSION_SETTINGS:
+                con.execute(statement)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

@@ -15,8 +15,11 @@ returns None when none exists, and the tests skip saying why.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -208,7 +211,10 @@ def open_page(page: Path, screenshot: Path | None = None) -> PageReport:
     binary = find_chromium()
     if binary is None:
         raise RuntimeError(skip_reason())
-    with tempfile.TemporaryDirectory(prefix="tb-chromium-") as profile:
+    # Chromium's helper processes (crashpad, utility) may still write to the profile for a moment
+    # after the browser exits: its whole process group is stopped, and a file they leave behind
+    # does not fail the test
+    with tempfile.TemporaryDirectory(prefix="tb-chromium-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [
                 binary,
@@ -219,6 +225,7 @@ def open_page(page: Path, screenshot: Path | None = None) -> PageReport:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             session = _Session(_page_ws(_devtools_port(Path(profile), proc)))
@@ -227,12 +234,21 @@ def open_page(page: Path, screenshot: Path | None = None) -> PageReport:
             finally:
                 session.ws.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=20)
+            _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop Chromium and every process of its session (SIGTERM, then SIGKILL after 20 s)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=20)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # helpers that outlived the browser
 
 
 def assert_page_is_sound(report: PageReport) -> None:

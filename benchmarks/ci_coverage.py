@@ -35,9 +35,10 @@ methods, analytic methods): an interrupted run resumes, and changing an analytic
 recomputes that group (bump its ``GROUP_VERSIONS`` entry when a method or the simulation
 changes; every group sees the same simulated data sets). ``--metrics`` measures only the named
 tables (metric names, ``per_category``, ``paired``; its chunks are cached apart).
-``--write-docs`` rewrites the sections of the ``ci-coverage`` block of ``docs/statistics.md``
-that the run measured (each between ``<!-- ci-coverage:NAME -->`` markers; the legend only on
-a full run) and keeps the others; writing twice gives the same file.
+``--write-docs`` rewrites the sections of the ``ci-coverage`` block of
+``benchmarks/results/ci_coverage.md`` that the run measured (each between
+``<!-- ci-coverage:NAME -->`` markers; the legend only on a full run) and keeps the others;
+writing twice gives the same file.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ for _path in (REPO_ROOT, REPO_ROOT / "benchmarks"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from _results import write_result  # noqa: E402
 from coverage_docs import BEGIN, DOCS, END, SECTIONS, kept_rows, merge_block, split_block  # noqa: E402, F401
 
 from warehouse.metrics import compare_models, pairwise_credits  # noqa: E402
@@ -553,7 +555,9 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated method groups to compute (default: all): {', '.join(GROUPS)}; "
         "--write-docs keeps the other methods' rows of each rewritten table",
     )
-    ap.add_argument("--write-docs", action="store_true", help="update docs/statistics.md")
+    ap.add_argument(
+        "--write-docs", action="store_true", help="update benchmarks/results/ci_coverage.md"
+    )
     args = ap.parse_args(argv)
     if not set(args.groups) <= set(GROUPS):
         ap.error(f"unknown --groups {sorted(set(args.groups) - set(GROUPS))}")
@@ -631,6 +635,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n\n".join(sections.values()))
     print(f"total {elapsed:.0f} s wall here, {cpu_total / 60:.0f} CPU-minutes in all chunks")
+    write_result(
+        "ci_coverage",
+        summary.to_dicts(),
+        cpu_minutes=round(cpu_total / 60, 1),
+        args={k: str(v) for k, v in vars(args).items()},
+    )
     if args.write_docs:
         write_docs(sections)
         print(f"wrote {', '.join(sections)} into {DOCS}")

@@ -1,4 +1,5 @@
-"""The ``ci-coverage`` block of ``docs/statistics.md``: sections, idempotent rewrite, kept rows.
+"""The ``ci-coverage`` block of ``benchmarks/results/ci_coverage.md``: sections, idempotent
+rewrite, kept rows.
 
 The block runs from ``<!-- ci-coverage:begin -->`` to ``<!-- ci-coverage:end -->`` and holds
 one section per :data:`SECTIONS` entry, each between ``<!-- ci-coverage:NAME -->`` and
@@ -18,7 +19,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from warehouse.metrics.intervals import CI_METHODS, INTERVAL_METRICS  # noqa: E402
 
-DOCS = REPO_ROOT / "docs" / "statistics.md"
+DOCS = REPO_ROOT / "benchmarks" / "results" / "ci_coverage.md"
 BEGIN, END = "<!-- ci-coverage:begin -->", "<!-- ci-coverage:end -->"
 SECTIONS = ("legend", *INTERVAL_METRICS, "per_category", "paired")
 """Sections of the block; a run with ``--metrics`` rewrites only its own."""

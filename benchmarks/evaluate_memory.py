@@ -117,4 +117,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_record
+
+    if "--child" in sys.argv:  # a measured child: its parent records the results
+        main()
+    else:
+        run_and_record("evaluate_memory", main)

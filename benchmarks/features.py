@@ -100,4 +100,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_record
+
+    run_and_record("features", main)

@@ -280,4 +280,6 @@ def grid_stage(design: Design, args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_and_record
+
+    raise SystemExit(run_and_record("food_models", main))

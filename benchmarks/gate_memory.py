@@ -103,6 +103,9 @@ def main() -> None:
     )
     if not result.success:
         print(result.failure_message())
+    from _results import write_result
+
+    write_result("gate_memory", summary)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(summary, indent=1) + "\n")

@@ -137,4 +137,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_and_record
+
+    raise SystemExit(run_and_record("human_baseline", main))

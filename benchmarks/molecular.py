@@ -128,6 +128,9 @@ def main() -> None:
     print("\nMcNemar (Holm across pairs)")
     print(pairs.round(4).to_string(index=False))
     results["mcnemar"] = pairs.to_dict("records")
+    from _results import write_result
+
+    write_result("molecular", results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=float))
 

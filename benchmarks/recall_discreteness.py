@@ -193,4 +193,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_and_record
+
+    raise SystemExit(run_and_record("recall_discreteness", main))

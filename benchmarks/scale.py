@@ -3,8 +3,8 @@ simulation scales 1, 10 and 100 (about 28k, 0.28M and 2.8M ratings).
 
 Usage::
 
-    python benchmarks/scale.py [--scales 1 10 100] [--results build/bench/scale.json]
-                               [--stage-timeout 3600] [--doc docs/scaling.md]
+    python benchmarks/scale.py [--scales 1 10 100] [--results benchmarks/results/scale.json]
+                               [--stage-timeout 3600] [--doc benchmarks/results/scale.md]
 
 Every stage runs in a child process of its own, so its peak resident memory is that process's
 (``ru_maxrss`` from ``os.wait4``), and its wall time is measured around it:
@@ -344,9 +344,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--work", type=Path, default=REPO / "build" / "bench" / "scale")
-    parser.add_argument("--results", type=Path, default=REPO / "build" / "bench" / "scale.json")
+    parser.add_argument(
+        "--results", type=Path, default=REPO / "benchmarks" / "results" / "scale.json"
+    )
     parser.add_argument("--stage-timeout", type=float, default=3600)
-    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "scaling.md")
+    parser.add_argument("--doc", type=Path, default=REPO / "benchmarks" / "results" / "scale.md")
     parser.add_argument(
         "--resume",
         action="store_true",

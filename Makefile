@@ -34,7 +34,7 @@ lint: $(STAMP)  ## ruff (Python) and sqlfluff with the dbt templater (SQL)
 	tmp=$$(mktemp -d) && TASTEBENCH_DUCKDB_PATH=$$tmp/lint.duckdb $(BIN)/sqlfluff lint models macros data-tests --processes 1 --disable-progress-bar; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP)  ## print the benchmarks' ratios against their named baselines
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf build

@@ -7,8 +7,19 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from warehouse.errors import WarehouseError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
-REPO_ROOT = PACKAGE_DIR.parent
+ENV_PROJECT_DIR = "TASTEBENCH_PROJECT_DIR"
+# The dbt project (dbt_project.yml, models/, seeds/, python_models/, expectations/): the folder
+# TASTEBENCH_PROJECT_DIR names, else the source checkout the package sits in (an editable install
+# or a run from the checkout). A regular install has no project beside the package: see
+# project_dir().
+REPO_ROOT = (
+    Path(os.environ[ENV_PROJECT_DIR]).expanduser().resolve()
+    if os.environ.get(ENV_PROJECT_DIR)
+    else PACKAGE_DIR.parent
+)
 SEEDS_DIR = REPO_ROOT / "seeds"
 
 ENV_MIRROR = "TASTEBENCH_DATA_MIRROR"
@@ -29,13 +40,31 @@ QUIET_ENV = {
 }
 
 
+def project_dir() -> Path:
+    """The dbt project folder (:data:`REPO_ROOT`), or an error naming the fix when it holds no
+    ``dbt_project.yml`` (a regular, non-editable install without TASTEBENCH_PROJECT_DIR)."""
+    if not (REPO_ROOT / "dbt_project.yml").is_file():
+        where = (
+            f"{ENV_PROJECT_DIR} names {REPO_ROOT}, which"
+            if os.environ.get(ENV_PROJECT_DIR)
+            else f"this installation has no source checkout beside the package: {REPO_ROOT}"
+        )
+        raise WarehouseError(
+            f"no dbt project found: {where} has no dbt_project.yml. Fix: set {ENV_PROJECT_DIR} "
+            "to the source checkout (the folder with dbt_project.yml), or install from the "
+            "checkout with `pip install -e .`."
+        )
+    return REPO_ROOT
+
+
 @cache
 def project_var(name: str) -> object:
     """A ``vars:`` value of ``dbt_project.yml``: the one place a constant shared by the SQL models,
     the Python library and the GX suites is set (e.g. ``tie_tolerance``)."""
     import yaml
 
-    values = yaml.safe_load((REPO_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]
+    values = yaml.safe_load((project_dir() / "dbt_project.yml").read_text(encoding="utf-8"))
+    values = values["vars"]
     if name not in values:
         raise KeyError(f"dbt_project.yml has no var {name!r}")
     return values[name]

@@ -117,3 +117,18 @@ def test_an_unexpected_error_is_one_paragraph_too(tmp_path, tiny_db) -> None:
         env={**os.environ, "TASTEBENCH_DEBUG": "1"},
     )
     assert "Traceback" in debug.stderr
+
+
+def test_a_missing_dbt_project_names_the_setting(tmp_path) -> None:
+    """A regular (non-editable) install has no dbt project beside the package: the commands that
+    need it say where they looked and which setting fixes it; help still works."""
+    env = {**os.environ, "TASTEBENCH_PROJECT_DIR": str(tmp_path), "COLUMNS": "80"}
+    env["TASTEBENCH_BUILD_DIR"] = str(tmp_path / "build")
+    for args in (["build"], ["docs"]):
+        proc = subprocess.run([str(TASTEBENCH), *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert f"TASTEBENCH_PROJECT_DIR names {tmp_path}" in proc.stderr
+        assert "Fix: set TASTEBENCH_PROJECT_DIR" in proc.stderr
+    assert not (tmp_path / "build").exists()  # refused before anything ran
+    help_ = subprocess.run([str(TASTEBENCH), "build", "--help"], capture_output=True, env=env)
+    assert help_.returncode == 0

@@ -1,10 +1,12 @@
 """The layout rule (docs/architecture.md, "The package" and the layout rule), as executable checks.
 
-* the top of ``warehouse/`` holds only cli.py, config.py, errors.py, files.py (file helpers),
-  build.py and packages;
+* the top of ``warehouse/`` holds only config.py, errors.py, files.py (file helpers), build.py
+  and packages: the CLI package ``cli/`` (the top layer: it may import anything, nothing imports
+  it) and the domain packages;
 * a dbt Python model imports only ``warehouse.<domain>.marts``;
 * a domain package imports only the packages below it (``ALLOWED``), never ``release``, ``quality``
   or ``evaluate``, and never another domain's ``marts``;
+* in ``SETTINGS_ONLY_IN_MARTS`` only the dbt entry point (``marts.py``) reads the settings;
 * no module is longer than ``MAX_LINES``.
 """
 
@@ -18,7 +20,8 @@ import pytest
 from warehouse.config import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "warehouse"
-TOP_LEVEL = {"__init__.py", "cli.py", "config.py", "errors.py", "files.py", "build.py"}
+TOP_LEVEL = {"__init__.py", "config.py", "errors.py", "files.py", "build.py"}
+CLI = "cli"  # the top layer: may import anything, nothing imports it
 BASE = {"config", "errors", "files", "__version__"}
 # What each package may import besides itself and BASE: the layers, bottom to top.
 ALLOWED: dict[str, set[str]] = {
@@ -37,6 +40,8 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrate": {"build", "sources", "quality"},
 }
 HIGHER = {"release", "quality", "evaluate", "orchestrate"}
+# Packages whose library takes paths as arguments: only their marts.py calls load_settings().
+SETTINGS_ONLY_IN_MARTS = {"ranking"}
 MAX_LINES = 600
 
 
@@ -59,9 +64,26 @@ def test_top_of_warehouse_holds_only_the_four_modules_and_packages() -> None:
     files = {p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py"}
     assert files <= TOP_LEVEL, f"modules outside a domain package: {sorted(files - TOP_LEVEL)}"
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    assert packages <= set(ALLOWED), (
-        f"packages without a layer in ALLOWED: {packages - set(ALLOWED)}"
+    assert packages <= set(ALLOWED) | {CLI}, (
+        f"packages without a layer in ALLOWED: {packages - set(ALLOWED) - {CLI}}"
     )
+
+
+def test_nothing_imports_the_cli() -> None:
+    paths = [p for p in PACKAGE.rglob("*.py") if _package_of(p) != CLI]
+    paths += sorted((REPO_ROOT / "python_models").rglob("*.py"))
+    for path in paths:
+        for module in _imports(path):
+            parts = module.split(".")
+            assert parts[1:2] != [CLI], f"{path.relative_to(REPO_ROOT)} imports {module}"
+
+
+@pytest.mark.parametrize("package", sorted(SETTINGS_ONLY_IN_MARTS))
+def test_only_the_dbt_entry_point_reads_the_settings(package: str) -> None:
+    for path in sorted((PACKAGE / package).rglob("*.py")):
+        if path.name != "marts.py":
+            where = path.relative_to(REPO_ROOT)
+            assert "warehouse.config.load_settings" not in _imports(path), where
 
 
 def test_python_models_import_only_domain_marts() -> None:

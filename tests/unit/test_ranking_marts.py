@@ -95,13 +95,13 @@ def test_train_ensembles_adds_a_models_nnls_to_the_next_build(small, public_oof,
     (here: Ridge's nested base) has put them in the cache, the next build adds its NNLS ensemble,
     bit for bit the one fitted directly, and every other fit is unchanged."""
     from warehouse.ranking.cache import FitCache
-    from warehouse.ranking.nested import cached_nested_base, run_ensembles
+    from warehouse.ranking.nested import cached_nested_base, fit_ensemble_bases, run_ensembles
 
     before = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
     assert "nested_ridge_gemini_nnls" not in {f.model for f in before}
     ridge = Job.of("ridge", small.feature_set)
     assert cached_nested_base(small, ridge, FitCache(tmp_path)) is None
-    (base,) = marts.fit_ensemble_bases(small, tmp_path, n_jobs=1, models=["ridge"])
+    (base,) = fit_ensemble_bases(small, tmp_path, n_jobs=1, models=["ridge"])
     assert base.arrays["inner"].shape == (small.n, small.n)
     after = marts.default_model_fits(small, public_oof, tmp_path, n_jobs=1)
     new = [f for f in after if f.fit_id not in {g.fit_id for g in before}]

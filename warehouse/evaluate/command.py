@@ -1,4 +1,4 @@
-"""The body of ``tastebench evaluate`` (kept out of cli.py): in context by default
+"""The body of ``tastebench evaluate`` (kept out of the CLI package): in context by default
 (:func:`warehouse.evaluate.context.evaluate_in_context`), the given files only with ``--alone``
 (:func:`warehouse.evaluate.files.evaluate_files`); printing and the ``--html`` page."""
 

@@ -72,3 +72,17 @@ def train_molecular(
         seed=42,
         subset=subset,
     )
+
+
+def train_summary(result, state_dir: Path) -> str:
+    """What `tastebench train molecular` prints: the best fit of the run and what to do next."""
+    best = result.best
+    return (
+        f"registered in {state_dir}: best of this run {best['name']} "
+        f"(val macro-F1 {best['val_macro_f1']:.3f}, "
+        f"test accuracy {best['test_metrics']['accuracy']:.3f}, "
+        f"test macro-F1 {best['test_metrics']['macro_f1']:.3f}, {best['wall_s']:.0f} s); "
+        f"trained {len(result.trained)}, skipped {len(result.skipped)}. "
+        "Run `tastebench build` to add it to the warehouse (which selects among all registered "
+        "fits)."
+    )

@@ -265,6 +265,23 @@ def report_paths(db_path: Path) -> tuple[Path, Path]:
     return home / "reports" / "quality.html", home / "quality" / "history.jsonl"
 
 
+def print_summary(console, result: QualityResult) -> None:
+    """What `tastebench quality` prints: one row per suite, then where the report went."""
+    from rich.table import Table
+
+    table = Table("suite", "status", "passed", "failed", "skipped", title="Quality")
+    for s in result.suites:
+        table.add_row(
+            s.suite,
+            "[green]passed[/green]" if s.success else "[red]FAILED[/red]",
+            str(s.count("passed")),
+            str(s.count("failed") + s.count("error")),
+            str(s.count("skipped")),
+        )
+    console.print(table)
+    console.print(f"report: {result.report_path} ({result.seconds:.1f} s)")
+
+
 def read_history(path: Path | None) -> list[dict]:
     if path is None or not Path(path).exists():
         return []

@@ -10,13 +10,16 @@
 * :func:`fit_rows`: one row per fit (configuration JSON, hash, versions) for a fits mart;
 * :func:`ablation_fit_rows` / :func:`ablation_metrics_rows`: the ablation grid as far as the CLI
   has filled the cache (the build never fits the grid), scored with :mod:`warehouse.metrics`;
-* :func:`run_ablation_grid`: the CLI entry that fits the grid into the cache;
+* :func:`run_ablation_grid`: fits the grid into the cache (``tastebench train food``, through
+  :mod:`warehouse.ranking.train`);
 * :func:`food_design`, :func:`fct_food_oof_predictions`, :func:`dim_food_fits`,
   :func:`agg_ablation_metrics`: the dbt models' entry points (``python_models/marts/ranking/``).
 
 ``cache_dir`` is an argument of every library function; the dbt entry points resolve it once,
 through the warehouse settings (:func:`ranking_cache_dir`: ``<Settings.fits_dir>/ranking``), so a
-build (or a test) with its own build folder never reads fits from another one.
+build (or a test) with its own build folder never reads fits from another one. This module, the
+dbt entry point, is the only one of the package that reads the settings or ``dbt_project.yml``
+(each when a function needs it, never at import).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from pathlib import Path
 import polars as pl
 
 from warehouse.config import project_var
-from warehouse.errors import WarehouseError
 from warehouse.ranking import models as mdl
 from warehouse.ranking.ablation import cached_fits, default_jobs, grid_jobs, grid_metrics, run_grid
 from warehouse.ranking.cache import FitCache, canonical_json
@@ -38,7 +40,7 @@ from warehouse.ranking.design import Design, DesignError, FeatureSet, design_fro
 from warehouse.ranking.folds import GroupedKFold, fold_scheme
 from warehouse.ranking.guards import assert_no_target_leak
 from warehouse.ranking.loocv import FitResult, Job, run_fits
-from warehouse.ranking.nested import align_external, fit_ensemble_bases, run_ensembles
+from warehouse.ranking.nested import align_external, run_ensembles
 
 SOURCE = "warehouse_fit"  # fct_oof_predictions.source of the warehouse's own fits
 GEMINI_STEM = "llm_gemini_3_1_pro_preview_ingredients_image"
@@ -217,12 +219,16 @@ FIT_COLUMNS = (
 MAIN_C_AGGREGATION = "log"
 DEFAULT_ENSEMBLE_MODELS = ("bradley_terry",)
 MIN_ANALOGS_PER_CATEGORY = 5
-MAX_ANALOGS_DEFAULT_STAGE = int(project_var("food_models_max_analogs"))
-"""LOOCV up to this many analogs, grouped K-fold above (:func:`.folds.fold_scheme`): LOOCV costs
-n fits of every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public 215;
-2.3M at a scale-10 simulation's 2,150, i.e. days), grouped K-fold k fits and k x k inner fits
-(:mod:`.folds`, docs/scaling.md). The dbt var ``food_models_max_analogs`` of dbt_project.yml
-(400; a build's ``--vars`` may override it, 0 switches the stage off)."""
+
+
+def max_analogs_default_stage() -> int:
+    """LOOCV up to this many analogs, grouped K-fold above (:func:`.folds.fold_scheme`): LOOCV
+    costs n fits of every model and the nested ensembles n(n-1)/2 pair fits (23,005 at the public
+    215; 2.3M at a scale-10 simulation's 2,150, i.e. days), grouped K-fold k fits and k x k inner
+    fits (:mod:`.folds`, docs/scaling.md). The dbt var ``food_models_max_analogs`` of
+    dbt_project.yml (400; a build's ``--vars`` may override it, 0 switches the stage off), read
+    when first needed (:func:`warehouse.config.project_var` caches it)."""
+    return int(project_var("food_models_max_analogs"))
 
 
 def ranking_cache_dir() -> Path:
@@ -316,14 +322,15 @@ def food_design(
     return design
 
 
-def unfittable_reason(design: Design, max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE) -> str | None:
+def unfittable_reason(design: Design, max_analogs: int | None = None) -> str | None:
     """Why the default stage cannot run on ``design`` (None when it can): every category needs
     :data:`MIN_ANALOGS_PER_CATEGORY` analogs (the public design's smallest has 5). A tiny bundle
     (the test fixture: 3 + 2 analogs) leaves the ranking marts empty; its target-leak audit is
     meaningless too (a 384-d block has columns at |r| >= .99 over 5 products by chance). Size is
     no reason: above ``max_analogs`` analogs (a scaled simulation) the stage runs grouped K-fold
     instead of LOOCV (:func:`.folds.fold_scheme`). ``max_analogs`` = 0: the stage is switched
-    off (``tastebench build --no-food-models``)."""
+    off (``tastebench build --no-food-models``); None: :func:`max_analogs_default_stage`."""
+    max_analogs = max_analogs_default_stage() if max_analogs is None else max_analogs
     if max_analogs <= 0:
         return "the food-model stage is switched off (dbt var food_models_max_analogs = 0)"
     counts = design.keys.group_by("category").len()
@@ -353,13 +360,14 @@ def fct_food_oof_predictions(
     cache_dir: Path | str | None = None,
     n_jobs: int | None = None,
     ensemble_models: Sequence[str] = DEFAULT_ENSEMBLE_MODELS,
-    max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE,
+    max_analogs: int | None = None,
 ) -> pl.DataFrame:
     """``marts.fct_food_oof_predictions``: the default stage's out-of-fold rows in the layout
     of ``fct_oof_predictions`` plus :data:`FIT_COLUMNS` (``dim_food_fits`` is read from them).
     Fits are read from / written to ``cache_dir`` (default :func:`ranking_cache_dir`); LOOCV up
     to ``max_analogs`` analogs, grouped K-fold above; empty when :func:`unfittable_reason` gives
-    a reason (``max_analogs`` = 0: off)."""
+    a reason (``max_analogs`` = 0: off; None: :func:`max_analogs_default_stage`)."""
+    max_analogs = max_analogs_default_stage() if max_analogs is None else max_analogs
     if unfittable_reason(design, max_analogs) is not None:
         return pl.DataFrame(schema=FOOD_OOF_SCHEMA)
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
@@ -459,13 +467,14 @@ def agg_ablation_metrics(
     cache_dir: Path | str | None = None,
     n_boot: int = 10000,
     seed: int = 42,
-    max_analogs: int = MAX_ANALOGS_DEFAULT_STAGE,
+    max_analogs: int | None = None,
 ) -> pl.DataFrame:
     """``marts.agg_ablation_metrics``: one row per ablation-grid fit found in the cache (the
     build never fits the grid; ``tastebench train food --grid ablation`` does), with the eight
     point metrics, the main-table BCa interval of pairwise accuracy, whether the default stage
     of this build produced it, and how many grid fits are still missing."""
     cache_dir = ranking_cache_dir() if cache_dir is None else cache_dir
+    max_analogs = max_analogs_default_stage() if max_analogs is None else max_analogs
     found, n_missing = [], 0
     if unfittable_reason(design, max_analogs) is None:
         found, n_missing = ablation_fit_rows(design, cache_dir, fold_scheme(design.n, max_analogs))
@@ -482,101 +491,3 @@ def agg_ablation_metrics(
         pl.lit(len(found) + n_missing, pl.Int64).alias("n_grid_fits"),
         pl.lit(n_missing, pl.Int64).alias("n_grid_fits_missing"),
     )
-
-
-# --------------------------------------------------------------------------- CLI entry points
-
-#: the relations the dbt models read (:func:`food_design` + the public out-of-fold files)
-WAREHOUSE_RELATIONS = {
-    "products": "marts.dim_products",
-    "panel_means": "marts.fct_panel_means",
-    "categories": "seeds.categories",
-    "nutrition_subset_columns": "seeds.nutrition_subset_columns",
-    "compound_variants": "marts.fct_features_compound_variants",
-    "public_oof": "staging.stg_tastebench__oof_predictions",
-    **{letter: f"marts.{name}" for letter, name in FEATURE_MARTS.items()},
-}
-
-
-def read_warehouse(db_path: Path | str) -> tuple[Design, pl.DataFrame]:
-    """(the build's design, the public out-of-fold rows) from the published DuckDB file
-    (read-only): the same relations and :func:`food_design` as the dbt models, so the fit ids
-    are the build's."""
-    import duckdb
-
-    from warehouse.sources.readonly import connect_read_only
-
-    con = connect_read_only(Path(db_path))  # names a missing file
-    try:
-        read = {}
-        for key, rel in WAREHOUSE_RELATIONS.items():
-            try:
-                read[key] = con.sql(f"select * from {rel}").pl()
-            except duckdb.CatalogException as exc:
-                raise WarehouseError(
-                    f"{db_path} lacks {rel} ({exc}). Fix: rebuild with `tastebench build`."
-                ) from exc
-    finally:
-        con.close()
-    design = food_design(
-        read["products"],
-        read["panel_means"],
-        read["categories"],
-        read["nutrition_subset_columns"],
-        {letter: read[letter] for letter in FEATURE_MARTS},
-        read["compound_variants"],
-    )
-    return design, read["public_oof"]
-
-
-def train_food(
-    db_path: Path | str,
-    grid: str | None = None,
-    cache_dir: Path | str | None = None,
-    n_jobs: int | None = None,
-) -> str:
-    """``tastebench train food [--grid ablation|ensembles]``: fit the default stage
-    (``grid=None``), the full ablation grid, or the nested base of every supervised model (their
-    NNLS ensembles) into the fit cache; the next build reads them. Returns a summary."""
-    import time
-
-    if grid not in (None, "ablation", "ensembles"):
-        raise WarehouseError(
-            f"unknown --grid {grid!r}. Fix: use --grid ablation, --grid ensembles (or no --grid)."
-        )
-    design, public_oof = read_warehouse(db_path)
-    if (reason := unfittable_reason(design)) is not None:
-        raise WarehouseError(f"{db_path}: the design is too small to fit: {reason}.")
-    cache_dir = ranking_cache_dir() if cache_dir is None else Path(cache_dir)
-    n_jobs = default_n_jobs() if n_jobs is None else n_jobs
-    cv = fold_scheme(design.n, MAX_ANALOGS_DEFAULT_STAGE)
-    t0 = time.perf_counter()
-    if grid == "ablation":
-        _, skipped = grid_jobs(design, cv=cv)
-        fits = run_ablation_grid(design, cache_dir, n_jobs, cv=cv)
-    elif grid == "ensembles":
-        skipped = []
-        fits = fit_ensemble_bases(design, cache_dir, n_jobs, cv=cv)
-    else:
-        skipped = []
-        fits = default_model_fits(design, public_oof, cache_dir, n_jobs, cv=cv)
-    n_fitted = sum(not f.from_cache for f in fits)
-    return (
-        f"{grid or 'default'} stage: {len(fits)} fits ({n_fitted} fitted, "
-        f"{len(fits) - n_fitted} read) in {cache_dir}, {time.perf_counter() - t0:.0f} s"
-        + (f"; skipped (absent blocks): {', '.join(skipped)}" if skipped else "")
-        + f"; data_origin = {design.data_origin}. `tastebench build` scores them "
-        "(fct_food_oof_predictions, agg_ablation_metrics)."
-    )
-
-
-def planted_signal_table(
-    design: Design, block: str, n_jobs: int | None = None, n_permutations: int = 20
-) -> str:
-    """``tastebench train food --check-signal BLOCK``: :func:`.planted.signal_check_report`
-    (BT and Ridge on ``S`` + ``block`` against its permutations), written to the build folder."""
-    from warehouse.config import load_settings
-    from warehouse.ranking.planted import signal_check_report
-
-    n_jobs = default_n_jobs() if n_jobs is None else n_jobs
-    return signal_check_report(design, block, n_jobs, n_permutations, load_settings().build_dir)

@@ -30,3 +30,13 @@ class SimulationReport:
     files: dict[str, str] = field(default_factory=dict, repr=False)  # relative path -> sha256
     calibration: CalibrationSummary | None = None
     elapsed_s: float = 0.0
+
+
+def summary_lines(report: SimulationReport, out_dir: Path) -> list[str]:
+    """What `tastebench simulate` prints about the bundle it wrote."""
+    return [
+        f"simulated bundle written to {out_dir} in {report.elapsed_s:.1f} s",
+        f"{report.n_categories} categories, {report.n_analogs} analogs + {report.n_references} "
+        f"references, {report.n_respondents} respondents, {report.n_ratings} ratings",
+        f"calibration: {report.calibration}",
+    ]

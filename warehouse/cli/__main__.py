@@ -1,0 +1,5 @@
+"""``python -m warehouse.cli``: the ``tastebench`` command."""
+
+from warehouse.cli import main
+
+main()

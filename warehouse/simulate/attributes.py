@@ -150,6 +150,79 @@ def _levels(x: np.ndarray, cuts: tuple[float, ...]) -> np.ndarray:
     return np.searchsorted(np.asarray(cuts), x, side="right")
 
 
+def _likert(
+    sim: np.ndarray, product_index: np.ndarray, n_prod: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """The 1..7 Likert columns other than similarity: float arrays, NaN = null."""
+    n = sim.size
+    out: dict[str, np.ndarray] = {}
+    for col in LIKERT_COLUMNS:
+        if col == "similarity":
+            continue
+        mu, slope, sd = LIKERT_MODEL[col]
+        u = 0.35 * rng.standard_normal(n_prod)
+        y = np.rint(mu + u[product_index] + slope * (sim - 4.0) + sd * rng.standard_normal(n))
+        y = np.clip(y, 1, 7)
+        y[rng.random(n) < LIKERT_MISSING_RATE] = np.nan
+        out[col] = y
+    return out
+
+
+def _purchase_intent(liking: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The 5-point buying intent, driven by liking; "No response" where liking is null."""
+    n = liking.size
+    pi = np.clip(
+        np.rint((np.nan_to_num(liking, nan=4.0) - 1.0) * 4.0 / 6.0 + 0.6 * rng.standard_normal(n)),
+        0,
+        4,
+    ).astype(int)
+    pi_text = np.array(PURCHASE_INTENT, dtype=object)[pi]
+    pi_text[np.isnan(liking) | (rng.random(n) < TEXT_MISSING_RATE)] = NO_RESPONSE
+    return pi_text
+
+
+def _jar(
+    sim: np.ndarray,
+    product_index: np.ndarray,
+    product_base: list[str],
+    product_subset: list[str],
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """The just-about-right columns: text where the category asks them, None elsewhere."""
+    n, n_prod = sim.size, len(product_base)
+    asked = [asked_attributes(b, s) for b, s in zip(product_base, product_subset, strict=True)]
+    out: dict[str, np.ndarray] = {}
+    for col in JAR_COLUMNS:
+        scale = np.array(SCALES[col], dtype=object)
+        bias = 0.5 * rng.standard_normal(n_prod)
+        spread = np.clip(1.25 - 0.08 * (sim - 4.0), 0.6, None)
+        d = bias[product_index] + spread * rng.standard_normal(n)
+        text = scale[_levels(d, (-1.5, -0.6, 0.6, 1.5))]
+        text[rng.random(n) < TEXT_MISSING_RATE] = NO_RESPONSE
+        is_asked = np.array([col in a for a in asked], dtype=bool)[product_index]
+        text[~is_asked] = None
+        out[col] = text
+    return out
+
+
+def _aftertaste(
+    sim: np.ndarray, liking: np.ndarray, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Aftertaste strength (stronger when less similar) and pleasantness (follows liking)."""
+    n = sim.size
+    strength = np.clip(np.rint(2.0 - 0.35 * (sim - 4.0) + 0.9 * rng.standard_normal(n)), 0, 4)
+    st = np.array(SCALES["aftertaste_strength"], dtype=object)[strength.astype(int)]
+    st[rng.random(n) < TEXT_MISSING_RATE] = NO_RESPONSE
+    pleas = np.clip(
+        np.rint(2.0 + 0.4 * (np.nan_to_num(liking, nan=4.0) - 4.0) + 0.9 * rng.standard_normal(n)),
+        0,
+        4,
+    )
+    pl = np.array(SCALES["aftertaste_pleasantness"], dtype=object)[pleas.astype(int)]
+    pl[np.isnan(liking) | (rng.random(n) < TEXT_MISSING_RATE)] = NO_RESPONSE
+    return {"aftertaste_strength": st, "aftertaste_pleasantness": pl}
+
+
 def attribute_columns(
     similarity: np.ndarray,
     product_index: np.ndarray,
@@ -162,54 +235,13 @@ def attribute_columns(
 
     ``similarity``: int ratings; ``product_index``: row -> product index into the per-product
     lists. Likert columns are float arrays (NaN = null); text columns object arrays (None = null).
+    The draws happen in this order (one generator), so the columns are seed-stable.
     """
-    n = similarity.size
-    n_prod = len(product_base)
     sim = similarity.astype(float)
-    out: dict[str, np.ndarray] = {}
-    for col in LIKERT_COLUMNS:
-        if col == "similarity":
-            continue
-        mu, slope, sd = LIKERT_MODEL[col]
-        u = 0.35 * rng.standard_normal(n_prod)
-        y = np.rint(mu + u[product_index] + slope * (sim - 4.0) + sd * rng.standard_normal(n))
-        y = np.clip(y, 1, 7)
-        y[rng.random(n) < LIKERT_MISSING_RATE] = np.nan
-        out[col] = y
+    out = _likert(sim, product_index, len(product_base), rng)
     liking = out["liking"]
-
-    pi = np.clip(
-        np.rint((np.nan_to_num(liking, nan=4.0) - 1.0) * 4.0 / 6.0 + 0.6 * rng.standard_normal(n)),
-        0,
-        4,
-    ).astype(int)
-    pi_text = np.array(PURCHASE_INTENT, dtype=object)[pi]
-    pi_text[np.isnan(liking) | (rng.random(n) < TEXT_MISSING_RATE)] = NO_RESPONSE
-    out["purchase_intent"] = pi_text
+    out["purchase_intent"] = _purchase_intent(liking, rng)
     out["brand"] = np.array(product_brand, dtype=object)[product_index]
-
-    asked = [asked_attributes(b, s) for b, s in zip(product_base, product_subset, strict=True)]
-    for col in JAR_COLUMNS:
-        scale = np.array(SCALES[col], dtype=object)
-        bias = 0.5 * rng.standard_normal(n_prod)
-        spread = np.clip(1.25 - 0.08 * (sim - 4.0), 0.6, None)
-        d = bias[product_index] + spread * rng.standard_normal(n)
-        text = scale[_levels(d, (-1.5, -0.6, 0.6, 1.5))]
-        text[rng.random(n) < TEXT_MISSING_RATE] = NO_RESPONSE
-        is_asked = np.array([col in a for a in asked], dtype=bool)[product_index]
-        text[~is_asked] = None
-        out[col] = text
-
-    strength = np.clip(np.rint(2.0 - 0.35 * (sim - 4.0) + 0.9 * rng.standard_normal(n)), 0, 4)
-    st = np.array(SCALES["aftertaste_strength"], dtype=object)[strength.astype(int)]
-    st[rng.random(n) < TEXT_MISSING_RATE] = NO_RESPONSE
-    out["aftertaste_strength"] = st
-    pleas = np.clip(
-        np.rint(2.0 + 0.4 * (np.nan_to_num(liking, nan=4.0) - 4.0) + 0.9 * rng.standard_normal(n)),
-        0,
-        4,
-    )
-    pl = np.array(SCALES["aftertaste_pleasantness"], dtype=object)[pleas.astype(int)]
-    pl[np.isnan(liking) | (rng.random(n) < TEXT_MISSING_RATE)] = NO_RESPONSE
-    out["aftertaste_pleasantness"] = pl
+    out |= _jar(sim, product_index, product_base, product_subset, rng)
+    out |= _aftertaste(sim, liking, rng)
     return out

@@ -266,6 +266,135 @@ def check_target(out_dir: Path) -> None:
             )
 
 
+@dataclass
+class _Simulated:
+    """Everything a bundle's files are written from."""
+
+    cats: list[Category]
+    products: list[Product]
+    sim: SimilarityResult
+    rows: RatingRows
+    attrs: dict[str, np.ndarray]
+
+
+def _check_arguments(plant_signal: str | None, scale: int) -> int:
+    """The validated scale (an int); refuse an unknown ``plant_signal`` or a bad ``scale``."""
+    if plant_signal not in PLANT_SIGNALS:
+        raise SimulationError(f"plant_signal must be one of {PLANT_SIGNALS}, got {plant_signal!r}")
+    if int(scale) != scale or scale < 1:
+        raise SimulationError(f"scale must be a positive integer, got {scale!r}")
+    return int(scale)
+
+
+def _simulate(
+    public_dir: Path, seed: int, scale: int, plant_signal: str | None, params: NoiseParams
+) -> _Simulated:
+    """Categories, products and ratings (gold order checked), and the other rating columns."""
+    public = load_public(Path(public_dir))
+    cats = build_categories(public, seed, scale)
+    products = build_products(cats, public, seed)
+    index = {(p.category, p.code): i for i, p in enumerate(products)}
+    signal = feature_signal(products, plant_signal) if plant_signal else None
+    sim = simulate_similarity(cats, public.rating_marginal, seed, params, signal)
+    rows = _rating_rows(cats, sim, index, products)
+    designed = None
+    if signal is not None:
+        designed = {k: v for k, v in sim.latent_mean.items() if k in signal}
+    check_gold_order(cats, products, realized_means(rows, len(products)), designed)
+    attrs = attribute_columns(
+        rows.similarity,
+        rows.product_index,
+        [p.base for p in products],
+        [p.subset for p in products],
+        [p.brand for p in products],
+        stream(seed, "attributes"),
+    )
+    return _Simulated(cats, products, sim, rows, attrs)
+
+
+def _report(
+    out_dir: Path,
+    seed: int,
+    scale: int,
+    plant_signal: str | None,
+    params: NoiseParams,
+    s: _Simulated,
+    calibrate: bool,
+) -> SimulationReport:
+    """The run's report (its ``files`` are filled once the files are written)."""
+    rows, products, blocks = s.rows, s.products, [b for c in s.cats for b in c.blocks]
+    calibration = None
+    if calibrate:
+        calibration = summarize_frame(
+            rows.category,
+            rows.respondent,
+            rows.code,
+            rows.similarity.astype(float),
+            rows.is_reference,
+        )
+    return SimulationReport(
+        out_dir=out_dir,
+        seed=int(seed),
+        scale=scale,
+        plant_signal=plant_signal,
+        version=SIMULATION_VERSION,
+        n_categories=len(s.cats),
+        n_products=len(products),
+        n_analogs=sum(not p.is_reference for p in products),
+        n_references=sum(p.is_reference for p in products),
+        n_ratings=int(rows.code.size),
+        n_respondents=int(np.unique(rows.respondent).size),
+        n_published_blocks=sum(not b.is_filler for b in blocks),
+        n_filler_groups=sum(b.is_filler for b in blocks),
+        n_images=sum(p.image_source is not None for p in products),
+        n_branded_ingredient_lists=sum(p.branded_text for p in products),
+        parameters=params.as_dict(),
+        calibration=calibration,
+    )
+
+
+def _write_data(tmp: Path, s: _Simulated) -> None:
+    """The four CSV files and the photos."""
+    _write_csv(tmp / schema.RATINGS_FILE, schema.RATINGS_FILE, _ratings_table(s.rows, s.attrs))
+    _write_csv(tmp / schema.PRODUCTS_FILE, schema.PRODUCTS_FILE, _products_table(s.products))
+    auto, manual = _labels_tables(s.products)
+    _write_csv(tmp / schema.LABELS_FILE, schema.LABELS_FILE, auto)
+    _write_csv(tmp / schema.LABELS_CLEAN_FILE, schema.LABELS_CLEAN_FILE, manual)
+    folders = {c.name: c.image_folder for c in s.cats}
+    for p in s.products:
+        if p.image_source is None:
+            continue
+        dest = tmp / "images" / str(p.year) / folders[p.category] / str(p.code) / IMAGE_VIEW
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p.image_source, dest)
+
+
+def _manifest(report: SimulationReport) -> str:
+    """``simulation_manifest.json``: what generated the bundle, its counts and file hashes."""
+    manifest = {
+        "data_origin": "simulation",
+        "generator": "warehouse.simulate",
+        "version": report.version,
+        "seed": report.seed,
+        "scale": report.scale,
+        "plant_signal": report.plant_signal,
+        "parameters": report.parameters,
+        "counts": {
+            "categories": report.n_categories,
+            "products": report.n_products,
+            "analogs": report.n_analogs,
+            "references": report.n_references,
+            "ratings": report.n_ratings,
+            "respondents": report.n_respondents,
+            "published_blocks": report.n_published_blocks,
+            "filler_groups": report.n_filler_groups,
+            "images": report.n_images,
+        },
+        "files": report.files,
+    }
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
 def simulate_bundle(
     out_dir: Path,
     public_dir: Path,
@@ -286,109 +415,18 @@ def simulate_bundle(
     only at ``scale == 1``). Same arguments -> byte-identical files.
     """
     t0 = time.perf_counter()
-    if plant_signal not in PLANT_SIGNALS:
-        raise SimulationError(f"plant_signal must be one of {PLANT_SIGNALS}, got {plant_signal!r}")
-    if int(scale) != scale or scale < 1:
-        raise SimulationError(f"scale must be a positive integer, got {scale!r}")
-    scale = int(scale)
+    scale = _check_arguments(plant_signal, scale)
     out_dir = Path(out_dir).resolve()
     check_target(out_dir)  # fail before the work, not after it
-    public = load_public(Path(public_dir))
-    cats = build_categories(public, seed, scale)
-    products = build_products(cats, public, seed)
-    index = {(p.category, p.code): i for i, p in enumerate(products)}
-    signal = feature_signal(products, plant_signal) if plant_signal else None
-    sim = simulate_similarity(cats, public.rating_marginal, seed, params, signal)
-
-    rows = _rating_rows(cats, sim, index, products)
-    means = realized_means(rows, len(products))
-    designed = None
-    if signal is not None:
-        designed = {k: v for k, v in sim.latent_mean.items() if k in signal}
-    check_gold_order(cats, products, means, designed)
-
-    attrs = attribute_columns(
-        rows.similarity,
-        rows.product_index,
-        [p.base for p in products],
-        [p.subset for p in products],
-        [p.brand for p in products],
-        stream(seed, "attributes"),
-    )
-
+    s = _simulate(public_dir, seed, scale, plant_signal, params)
+    calibrate = scale == 1 if calibrate is None else calibrate
+    report = _report(out_dir, seed, scale, plant_signal, params, s, calibrate)
     check_target(out_dir)
     with atomic_dir(out_dir, replace_nonempty=True) as tmp:
-        _write_csv(tmp / schema.RATINGS_FILE, schema.RATINGS_FILE, _ratings_table(rows, attrs))
-        _write_csv(tmp / schema.PRODUCTS_FILE, schema.PRODUCTS_FILE, _products_table(products))
-        auto, manual = _labels_tables(products)
-        _write_csv(tmp / schema.LABELS_FILE, schema.LABELS_FILE, auto)
-        _write_csv(tmp / schema.LABELS_CLEAN_FILE, schema.LABELS_CLEAN_FILE, manual)
-        folders = {c.name: c.image_folder for c in cats}
-        n_images = 0
-        for p in products:
-            if p.image_source is None:
-                continue
-            dest = tmp / "images" / str(p.year) / folders[p.category] / str(p.code) / IMAGE_VIEW
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(p.image_source, dest)
-            n_images += 1
-
-        if calibrate is None:
-            calibrate = scale == 1
-        calibration = None
-        if calibrate:
-            calibration = summarize_frame(
-                rows.category,
-                rows.respondent,
-                rows.code,
-                rows.similarity.astype(float),
-                rows.is_reference,
-            )
-        report = SimulationReport(
-            out_dir=out_dir,
-            seed=int(seed),
-            scale=scale,
-            plant_signal=plant_signal,
-            version=SIMULATION_VERSION,
-            n_categories=len(cats),
-            n_products=len(products),
-            n_analogs=sum(not p.is_reference for p in products),
-            n_references=sum(p.is_reference for p in products),
-            n_ratings=int(rows.code.size),
-            n_respondents=int(np.unique(rows.respondent).size),
-            n_published_blocks=sum(not b.is_filler for c in cats for b in c.blocks),
-            n_filler_groups=sum(b.is_filler for c in cats for b in c.blocks),
-            n_images=n_images,
-            n_branded_ingredient_lists=sum(p.branded_text for p in products),
-            parameters=params.as_dict(),
-            calibration=calibration,
-        )
-        (tmp / README_FILE).write_text(render_readme(report, sim), encoding="utf-8")
+        _write_data(tmp, s)
+        (tmp / README_FILE).write_text(render_readme(report, s.sim), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         report.files = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in files}
-        manifest = {
-            "data_origin": "simulation",
-            "generator": "warehouse.simulate",
-            "version": SIMULATION_VERSION,
-            "seed": int(seed),
-            "scale": scale,
-            "plant_signal": plant_signal,
-            "parameters": params.as_dict(),
-            "counts": {
-                "categories": report.n_categories,
-                "products": report.n_products,
-                "analogs": report.n_analogs,
-                "references": report.n_references,
-                "ratings": report.n_ratings,
-                "respondents": report.n_respondents,
-                "published_blocks": report.n_published_blocks,
-                "filler_groups": report.n_filler_groups,
-                "images": report.n_images,
-            },
-            "files": report.files,
-        }
-        (tmp / MANIFEST_FILE).write_text(
-            json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        (tmp / MANIFEST_FILE).write_text(_manifest(report), encoding="utf-8")
     report.elapsed_s = time.perf_counter() - t0
     return report

@@ -311,102 +311,155 @@ def _image_source(row: dict[str, object], public: PublicInputs) -> Path | None:
     return None
 
 
+@dataclass
+class _Draws:
+    """The seeded sources every product of a bundle draws from."""
+
+    rng: np.random.Generator
+    upc: _UpcFactory
+    plant_brands: list[str]
+    plant_weights: np.ndarray
+    animal_brands: list[str]
+    public: PublicInputs
+    rows: list[dict[str, object]]  # one dict per public product row, in file order
+
+    @classmethod
+    def from_seed(cls, seed: int, public: PublicInputs) -> _Draws:
+        plant_brands = make_brands(stream(seed, "brand-names"), 70, _coined)
+        weights = 1.0 / np.arange(1, len(plant_brands) + 1) ** 0.7  # a few big brands
+        weights /= weights.sum()
+        return cls(
+            rng=stream(seed, "products"),
+            upc=_UpcFactory(stream(seed, "upc")),
+            plant_brands=plant_brands,
+            plant_weights=weights,
+            animal_brands=make_brands(stream(seed, "animal-brand-names"), 20, _place),
+            public=public,
+            rows=public.products.to_dicts(),
+        )
+
+
+def _source_rows(cat: Category, pub_category: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Public product rows lending their features, one per analog then per reference."""
+    rows = np.flatnonzero(pub_category == cat.base)
+    if rows.size == 0:
+        raise ValueError(f"no public competition product for category {cat.base!r}")
+    n_needed = len(cat.analog_codes) + len(cat.reference_codes)
+    order = rng.permutation(rows)
+    if order.size < n_needed:
+        order = np.concatenate([order, rng.choice(rows, n_needed - order.size)])
+    return order
+
+
+def _product(
+    cat: Category,
+    code: int,
+    brand: str,
+    raw: str,
+    row: dict[str, object],
+    draws: _Draws,
+    **fields: object,
+) -> Product:
+    """A product of ``cat`` labelled from ``raw``; ``fields``: its remaining fields."""
+    cleaned = clean_ingredient_list(raw)
+    return Product(
+        category=cat.name,
+        base=cat.base,
+        code=code,
+        year=cat.year,
+        subset=cat.subset,
+        brand=brand,
+        upc=draws.upc(brand),
+        ingredient_list=raw,
+        manually_cleaned=cleaned,
+        image_source=_image_source(row, draws.public),
+        label_items=label_items(raw),
+        manual_items=manual_label_items(cleaned),
+        **fields,
+    )
+
+
+def _analog(cat: Category, code: int, source_row: int, draws: _Draws) -> Product:
+    """An analog: the features of a public product row, a weighted fake plant-based brand."""
+    rng = draws.rng
+    row = draws.rows[source_row]
+    brand = draws.plant_brands[int(rng.choice(len(draws.plant_brands), p=draws.plant_weights))]
+    raw = str(row["Ingredient List"])
+    branded = bool(rng.random() < BRANDED_SHARE)
+    if branded:
+        raw = _branded(raw, brand, cat.base, cat.subset)
+    serving = row.get("Serving Size (g)")
+    serving = None if _missing(serving) else float(serving)
+    return _product(
+        cat,
+        code,
+        brand,
+        raw,
+        row,
+        draws,
+        is_reference=False,
+        serving_size_g=serving,
+        servings_per_container=_servings(rng, cat.base, serving),
+        nutrients=_nutrient_dict(row),
+        has_meat=False,
+        has_dairy=cat.subset == "meat" and mentions_dairy(raw),
+        product_type=f"plant-based {PRODUCT_NOUN[cat.base]}",
+        branded_text=branded,
+        source_row=source_row,
+    )
+
+
+def _reference(cat: Category, j: int, photo_row: int, draws: _Draws) -> Product:
+    """Reference ``j`` of ``cat``: a template animal label, a fake animal brand, a public photo."""
+    serving, raw, values = REFERENCE_TEMPLATES[cat.base][j]
+    row = draws.rows[photo_row]
+    brand = draws.animal_brands[int(draws.rng.integers(len(draws.animal_brands)))]
+    return _product(
+        cat,
+        cat.reference_codes[j],
+        brand,
+        raw,
+        row,
+        draws,
+        is_reference=True,
+        serving_size_g=float(serving),
+        servings_per_container=_servings(draws.rng, cat.base, float(serving)),
+        nutrients={
+            c: (None if v is None else float(v))
+            for c, v in zip(NUTRIENT_COLUMNS, values, strict=True)
+        },
+        has_meat=cat.subset == "meat",
+        has_dairy=cat.subset != "meat" or mentions_dairy(raw),
+        product_type=f"animal {PRODUCT_NOUN[cat.base]}",
+        source_row=None,
+    )
+
+
+def _ensure_branded(products: list[Product]) -> None:
+    """Guarantee the de-identification guards have a branded ingredient list to catch."""
+    if any(p.branded_text for p in products):
+        return
+    first = next(p for p in products if not p.is_reference)
+    first.ingredient_list = _branded(first.ingredient_list, first.brand, first.base, first.subset)
+    first.manually_cleaned = clean_ingredient_list(first.ingredient_list)
+    first.label_items = label_items(first.ingredient_list)
+    first.manual_items = manual_label_items(first.manually_cleaned)
+    first.branded_text = True
+
+
 def build_products(cats: list[Category], public: PublicInputs, seed: int) -> list[Product]:
     """One product record per analog and reference of every category, sorted by key."""
-    rng = stream(seed, "products")
-    plant_brands = make_brands(stream(seed, "brand-names"), 70, _coined)
-    animal_brands = make_brands(stream(seed, "animal-brand-names"), 20, _place)
-    weights = 1.0 / np.arange(1, len(plant_brands) + 1) ** 0.7  # a few big brands
-    weights /= weights.sum()
-    upc = _UpcFactory(stream(seed, "upc"))
-    pub = public.products.to_dicts()  # one dict per public product row, in file order
+    draws = _Draws.from_seed(seed, public)
     pub_category = public.products["Category"].to_numpy()
     out: list[Product] = []
     for cat in cats:
-        rows = np.flatnonzero(pub_category == cat.base)
-        if rows.size == 0:
-            raise ValueError(f"no public competition product for category {cat.base!r}")
-        n_needed = len(cat.analog_codes) + len(cat.reference_codes)
-        order = rng.permutation(rows)
-        if order.size < n_needed:
-            order = np.concatenate([order, rng.choice(rows, n_needed - order.size)])
-        noun = PRODUCT_NOUN[cat.base]
+        order = _source_rows(cat, pub_category, draws.rng)
+        n_analogs = len(cat.analog_codes)
         for i, code in enumerate(cat.analog_codes):
-            row = pub[int(order[i])]
-            brand = plant_brands[int(rng.choice(len(plant_brands), p=weights))]
-            raw = str(row["Ingredient List"])
-            branded = bool(rng.random() < BRANDED_SHARE)
-            if branded:
-                raw = _branded(raw, brand, cat.base, cat.subset)
-            serving = row.get("Serving Size (g)")
-            serving = None if _missing(serving) else float(serving)
-            cleaned = clean_ingredient_list(raw)
-            out.append(
-                Product(
-                    category=cat.name,
-                    base=cat.base,
-                    code=code,
-                    year=cat.year,
-                    subset=cat.subset,
-                    is_reference=False,
-                    brand=brand,
-                    upc=upc(brand),
-                    ingredient_list=raw,
-                    manually_cleaned=cleaned,
-                    serving_size_g=serving,
-                    servings_per_container=_servings(rng, cat.base, serving),
-                    nutrients=_nutrient_dict(row),
-                    has_meat=False,
-                    has_dairy=cat.subset == "meat" and mentions_dairy(raw),
-                    product_type=f"plant-based {noun}",
-                    image_source=_image_source(row, public),
-                    branded_text=branded,
-                    source_row=int(order[i]),
-                    label_items=label_items(raw),
-                    manual_items=manual_label_items(cleaned),
-                )
-            )
-        for j, code in enumerate(cat.reference_codes):
-            serving, raw, values = REFERENCE_TEMPLATES[cat.base][j]
-            row = pub[int(order[len(cat.analog_codes) + j])]
-            brand = animal_brands[int(rng.integers(len(animal_brands)))]
-            cleaned = clean_ingredient_list(raw)
-            out.append(
-                Product(
-                    category=cat.name,
-                    base=cat.base,
-                    code=code,
-                    year=cat.year,
-                    subset=cat.subset,
-                    is_reference=True,
-                    brand=brand,
-                    upc=upc(brand),
-                    ingredient_list=raw,
-                    manually_cleaned=cleaned,
-                    serving_size_g=float(serving),
-                    servings_per_container=_servings(rng, cat.base, float(serving)),
-                    nutrients={
-                        c: (None if v is None else float(v))
-                        for c, v in zip(NUTRIENT_COLUMNS, values, strict=True)
-                    },
-                    has_meat=cat.subset == "meat",
-                    has_dairy=cat.subset != "meat" or mentions_dairy(raw),
-                    product_type=f"animal {noun}",
-                    image_source=_image_source(row, public),
-                    source_row=None,
-                    label_items=label_items(raw),
-                    manual_items=manual_label_items(cleaned),
-                )
-            )
-    if not any(p.branded_text for p in out):  # guarantee the guards have something to catch
-        first = next(p for p in out if not p.is_reference)
-        first.ingredient_list = _branded(
-            first.ingredient_list, first.brand, first.base, first.subset
-        )
-        first.manually_cleaned = clean_ingredient_list(first.ingredient_list)
-        first.label_items = label_items(first.ingredient_list)
-        first.manual_items = manual_label_items(first.manually_cleaned)
-        first.branded_text = True
+            out.append(_analog(cat, code, int(order[i]), draws))
+        for j in range(len(cat.reference_codes)):
+            out.append(_reference(cat, j, int(order[n_analogs + j]), draws))
+    _ensure_branded(out)
     out.sort(key=lambda p: (p.category, p.code))
     return out
 

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from warehouse.simulate.design import Category, stream
+from warehouse.simulate.design import Block, Category, stream
 
 TIE_EPS = 1e-10
 
@@ -129,62 +129,89 @@ def _shift_to_sum(latent: np.ndarray, cut: np.ndarray, target: int) -> float:
     return float(np.clip(0.0, lo + eps, hi - eps))
 
 
-def simulate_similarity(
-    cats: list[Category],
-    marginal: np.ndarray,
-    seed: int,
-    params: NoiseParams = DEFAULT_PARAMS,
-    signal: dict[tuple[str, int], float] | None = None,
-) -> SimilarityResult:
-    rng_lv = stream(seed, "levels")
-    rng_b = stream(seed, "respondent-bias")
-    rng_e = stream(seed, "noise")
-    pool = max(int(b.respondents.max()) for c in cats for b in c.blocks) + 1
-    bias = params.respondent_sd * rng_b.standard_normal(pool)
-    attentiveness = np.exp(params.noise_jitter * rng_b.standard_normal(pool))
+def _groups(cats: list[Category]) -> list[tuple[Category, Block]]:
+    """Every respondent group (published blocks, then filler groups) of every category, in the
+    order of the result's ``groups``: group index ``g`` of every per-group list below."""
+    return [(cat, blk) for cat in cats for blk in cat.blocks]
 
-    # latent means per product
+
+def _latent_means(
+    cats: list[Category],
+    params: NoiseParams,
+    signal: dict[tuple[str, int], float] | None,
+    rng: np.random.Generator,
+) -> tuple[dict[tuple[str, int], float], dict[str, dict[int, float]], np.ndarray]:
+    """Analog latent means, the per-category scores behind them, and the category levels.
+
+    Stratified draws: the sets of category levels and spread multipliers are fixed normal
+    quantiles; the seed only decides which category gets which (keeps seeds comparable)."""
     means: dict[tuple[str, int], float] = {}
     scores_by_cat: dict[str, dict[int, float]] = {}
-    # stratified draws: the sets of category levels and spread multipliers are fixed normal
-    # quantiles; the seed only decides which category gets which (keeps seeds comparable)
     k = len(cats)
     q = ndtri((np.arange(1, k + 1) - 0.375) / (k + 0.25))
-    levels = params.category_sd * q[rng_lv.permutation(k)]
-    spreads = params.within_spread * np.exp(params.spread_jitter * q[rng_lv.permutation(k)])
+    levels = params.category_sd * q[rng.permutation(k)]
+    spreads = params.within_spread * np.exp(params.spread_jitter * q[rng.permutation(k)])
     for cat, level, spread in zip(cats, levels, spreads, strict=True):
-        scores = _analog_scores(cat, signal, rng_lv)
+        scores = _analog_scores(cat, signal, rng)
         scores_by_cat[cat.name] = scores
         for code, z in scores.items():
             # gold mode: heavier tails; plant_signal mode: linear in the feature (latent scale)
             zz = np.sinh(params.tail * z) / params.tail if params.tail > 0 and not signal else z
             means[(cat.name, code)] = level + spread * float(zz)
+    return means, scores_by_cat, levels
 
-    # noise per group (respondent bias + idiosyncratic noise); latent = mean + noise
+
+def _group_noise(
+    groups: list[tuple[Category, Block]], params: NoiseParams, seed: int
+) -> list[np.ndarray]:
+    """Per group: respondent bias + idiosyncratic noise scaled by attentiveness (latent units)."""
+    rng_b = stream(seed, "respondent-bias")
+    rng_e = stream(seed, "noise")
+    pool = max(int(blk.respondents.max()) for _, blk in groups) + 1
+    bias = params.respondent_sd * rng_b.standard_normal(pool)
+    attentiveness = np.exp(params.noise_jitter * rng_b.standard_normal(pool))
     noises: list[np.ndarray] = []
-    for cat in cats:
-        for blk in cat.blocks:
-            e = rng_e.standard_normal((blk.n_respondents, len(blk.codes)))
-            e *= params.noise_sd * attentiveness[blk.respondents][:, None]
-            noises.append(bias[blk.respondents][:, None] + e)
+    for _, blk in groups:
+        e = rng_e.standard_normal((blk.n_respondents, len(blk.codes)))
+        e *= params.noise_sd * attentiveness[blk.respondents][:, None]
+        noises.append(bias[blk.respondents][:, None] + e)
+    return noises
 
-    # cut points from the published marginal over analog ratings in published blocks
+
+def _cutpoints(
+    groups: list[tuple[Category, Block]],
+    means: dict[tuple[str, int], float],
+    noises: list[np.ndarray],
+    marginal: np.ndarray,
+) -> np.ndarray:
+    """Cut points from the published marginal over analog ratings in published blocks."""
     pooled = []
-    gi = 0
-    for cat in cats:
+    for (cat, blk), noise in zip(groups, noises, strict=True):
+        if blk.is_filler:
+            continue
         refs = set(cat.reference_codes)
-        for blk in cat.blocks:
-            if not blk.is_filler:
-                cols = [i for i, c in enumerate(blk.codes) if c not in refs]
-                m = np.array([means[(cat.name, blk.codes[i])] for i in cols])
-                pooled.append((m[None, :] + noises[gi][:, cols]).ravel())
-            gi += 1
+        cols = [i for i, c in enumerate(blk.codes) if c not in refs]
+        m = np.array([means[(cat.name, blk.codes[i])] for i in cols])
+        pooled.append((m[None, :] + noise[:, cols]).ravel())
     cum = np.cumsum(np.asarray(marginal, dtype=float))[:6]
-    cut = np.quantile(np.concatenate(pooled), np.clip(cum, 1e-6, 1 - 1e-6))
-    noise_var = params.noise_sd**2 * float(np.exp(2.0 * params.noise_jitter**2))
-    sigma = float(np.sqrt(params.respondent_sd**2 + noise_var))
+    return np.quantile(np.concatenate(pooled), np.clip(cum, 1e-6, 1 - 1e-6))
 
-    # references: above the category level, above its best analog, and rated >= 5 on average
+
+def _latent_sd(params: NoiseParams) -> float:
+    """Total latent sd around a product mean (respondent bias and jittered noise)."""
+    noise_var = params.noise_sd**2 * float(np.exp(2.0 * params.noise_jitter**2))
+    return float(np.sqrt(params.respondent_sd**2 + noise_var))
+
+
+def _place_references(
+    cats: list[Category],
+    levels: np.ndarray,
+    means: dict[tuple[str, int], float],
+    cut: np.ndarray,
+    sigma: float,
+    params: NoiseParams,
+) -> None:
+    """References: above the category level, above its best analog, rated >= 5 on average."""
     lo, hi = -10.0, 10.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -196,50 +223,83 @@ def simulate_similarity(
         for j, code in enumerate(cat.reference_codes):
             means[(cat.name, code)] = ref - 0.25 * j
 
-    latents: list[np.ndarray] = []
-    gi = 0
-    for cat in cats:
-        for blk in cat.blocks:
-            m = np.array([means[(cat.name, c)] for c in blk.codes])
-            latents.append(m[None, :] + noises[gi])
-            gi += 1
 
-    # rater counts and where each product's ratings live
+def _locations(
+    groups: list[tuple[Category, Block]],
+) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """Where each product's ratings live: (group index, column) per group that rates it."""
     where: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    gi = 0
-    for cat in cats:
-        for blk in cat.blocks:
-            for col, code in enumerate(blk.codes):
-                where.setdefault((cat.name, code), []).append((gi, col))
-            gi += 1
-    n_raters = {key: sum(latents[g].shape[0] for g, _ in locs) for key, locs in where.items()}
+    for gi, (cat, blk) in enumerate(groups):
+        for col, code in enumerate(blk.codes):
+            where.setdefault((cat.name, code), []).append((gi, col))
+    return where
 
-    # target sums: strictly increasing along the gold order, equal within ties
+
+def _category_targets(
+    cat: Category,
+    scores: dict[int, float],
+    is_signal: bool,
+    expected: dict[tuple[str, int], float],
+    n_raters: dict[tuple[str, int], int],
+    min_gap: float,
+) -> dict[tuple[str, int], int]:
+    """Target rating sums of one category: strictly increasing along the gold order, equal
+    within ties; references at their expected rating (clipped to the 1..7 scale)."""
     target: dict[tuple[str, int], int] = {}
-    for cat in cats:
-        scores = scores_by_cat[cat.name]
-        prev_t, prev_mean = -np.inf, -np.inf
-        for unit in gold_units(cat, scores, signal is not None):
-            ns = {n_raters[(cat.name, c)] for c in unit}
-            if len(ns) != 1:
-                raise AssertionError(f"{cat.name}: tied products {unit} have different raters")
-            n = ns.pop()
-            t = float(expected_rating(np.array(means[(cat.name, unit[0])]), cut, sigma))
-            t = max(t, prev_t + params.min_gap)
-            total = int(round(n * t))
-            while total / n <= prev_mean + 1e-9:
-                total += 1
-            if total > 7 * n:
-                raise AssertionError(f"{cat.name}: target means exceed the 1..7 scale")
-            for c in unit:
-                target[(cat.name, c)] = total
-            prev_t, prev_mean = t, total / n
-        for code in cat.reference_codes:
-            n = n_raters[(cat.name, code)]
-            t = float(expected_rating(np.array(means[(cat.name, code)]), cut, sigma))
-            target[(cat.name, code)] = int(min(7 * n, max(n, round(n * t))))
+    prev_t, prev_mean = -np.inf, -np.inf
+    for unit in gold_units(cat, scores, is_signal):
+        ns = {n_raters[(cat.name, c)] for c in unit}
+        if len(ns) != 1:
+            raise AssertionError(f"{cat.name}: tied products {unit} have different raters")
+        n = ns.pop()
+        t = max(expected[(cat.name, unit[0])], prev_t + min_gap)
+        total = int(round(n * t))
+        while total / n <= prev_mean + 1e-9:
+            total += 1
+        if total > 7 * n:
+            raise AssertionError(f"{cat.name}: target means exceed the 1..7 scale")
+        for c in unit:
+            target[(cat.name, c)] = total
+        prev_t, prev_mean = t, total / n
+    for code in cat.reference_codes:
+        n = n_raters[(cat.name, code)]
+        target[(cat.name, code)] = int(min(7 * n, max(n, round(n * expected[(cat.name, code)]))))
+    return target
 
-    # exact-mean shift per product, then ratings
+
+def _nearest_to_cut(
+    sims: list[np.ndarray],
+    finals: list[np.ndarray],
+    locs: list[tuple[int, int]],
+    cut_ext: np.ndarray,
+    step: int,
+    key: tuple[str, int],
+) -> tuple[int, int, int]:
+    """(group, column, row) of the rating closest to moving one step (+1 or -1) across a cut."""
+    best = None
+    for g, col in locs:
+        r = sims[g][:, col]
+        lat = finals[g][:, col]
+        if step > 0:
+            dist = np.where(r < 7, cut_ext[np.minimum(r, 6)] - lat, np.inf)
+        else:
+            dist = np.where(r > 1, lat - cut_ext[r - 1], np.inf)
+        i = int(np.argmin(dist))
+        if best is None or dist[i] < best[0]:
+            best = (float(dist[i]), g, col, i)
+    if best is None or not np.isfinite(best[0]):
+        raise AssertionError(f"cannot reach the target sum of {key}")
+    return best[1], best[2], best[3]
+
+
+def _exact_ratings(
+    latents: list[np.ndarray],
+    where: dict[tuple[str, int], list[tuple[int, int]]],
+    target: dict[tuple[str, int], int],
+    cut: np.ndarray,
+) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+    """Shift each product's latents to its target sum, cut them into ratings, and fix float
+    coincidences by +/-1 on the ratings nearest a cut point: (latents, ratings, n adjusted)."""
     finals = [lat.copy() for lat in latents]
     for key, locs in where.items():
         values = np.concatenate([latents[g][:, col] for g, col in locs])
@@ -247,50 +307,58 @@ def simulate_similarity(
         for g, col in locs:
             finals[g][:, col] += d
     sims = [(1 + (f[..., None] >= cut).sum(axis=-1)).astype(np.int64) for f in finals]
-
-    # fallback: +/-1 on the ratings nearest a cut point (float coincidences only)
     n_adjust = 0
     cut_ext = np.concatenate([[-np.inf], cut, [np.inf]])
     for key, locs in where.items():
-        total = sum(int(sims[g][:, col].sum()) for g, col in locs)
-        diff = target[key] - total
+        diff = target[key] - sum(int(sims[g][:, col].sum()) for g, col in locs)
         while diff != 0:
             step = 1 if diff > 0 else -1
-            best = None
-            for g, col in locs:
-                r = sims[g][:, col]
-                lat = finals[g][:, col]
-                if step > 0:
-                    dist = np.where(r < 7, cut_ext[np.minimum(r, 6)] - lat, np.inf)
-                else:
-                    dist = np.where(r > 1, lat - cut_ext[r - 1], np.inf)
-                i = int(np.argmin(dist))
-                if best is None or dist[i] < best[0]:
-                    best = (float(dist[i]), g, col, i)
-            if best is None or not np.isfinite(best[0]):
-                raise AssertionError(f"cannot reach the target sum of {key}")
-            _, g, col, i = best
+            g, col, i = _nearest_to_cut(sims, finals, locs, cut_ext, step, key)
             sims[g][i, col] += step
             diff -= step
             n_adjust += 1
+    return finals, sims, n_adjust
 
-    groups: list[GroupRatings] = []
-    gi = 0
+
+def simulate_similarity(
+    cats: list[Category],
+    marginal: np.ndarray,
+    seed: int,
+    params: NoiseParams = DEFAULT_PARAMS,
+    signal: dict[tuple[str, int], float] | None = None,
+) -> SimilarityResult:
+    groups = _groups(cats)
+    means, scores_by_cat, levels = _latent_means(cats, params, signal, stream(seed, "levels"))
+    noises = _group_noise(groups, params, seed)
+    cut = _cutpoints(groups, means, noises, marginal)
+    sigma = _latent_sd(params)
+    _place_references(cats, levels, means, cut, sigma, params)
+    latents = [
+        np.array([means[(cat.name, c)] for c in blk.codes])[None, :] + noise
+        for (cat, blk), noise in zip(groups, noises, strict=True)
+    ]
+    where = _locations(groups)
+    n_raters = {key: sum(latents[g].shape[0] for g, _ in locs) for key, locs in where.items()}
+    expected = {k: float(expected_rating(np.array(m), cut, sigma)) for k, m in means.items()}
+    target: dict[tuple[str, int], int] = {}
     for cat in cats:
-        for blk in cat.blocks:
-            groups.append(
-                GroupRatings(
-                    category=cat.name,
-                    block_id=blk.block_id,
-                    respondents=blk.respondents,
-                    codes=blk.codes,
-                    similarity=sims[gi],
-                    latent=finals[gi],
-                )
-            )
-            gi += 1
+        scores = scores_by_cat[cat.name]
+        target |= _category_targets(
+            cat, scores, signal is not None, expected, n_raters, params.min_gap
+        )
+    finals, sims, n_adjust = _exact_ratings(latents, where, target, cut)
     return SimilarityResult(
-        groups=groups,
+        groups=[
+            GroupRatings(
+                category=cat.name,
+                block_id=blk.block_id,
+                respondents=blk.respondents,
+                codes=blk.codes,
+                similarity=sims[g],
+                latent=finals[g],
+            )
+            for g, (cat, blk) in enumerate(groups)
+        ],
         target_mean={k: target[k] / n_raters[k] for k in target},
         latent_mean=means,
         cutpoints=cut,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from string import Template
 from typing import TYPE_CHECKING
 
 from warehouse.simulate.calibration import PUBLISHED
@@ -68,32 +69,20 @@ def _calibration_table(report: SimulationReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_readme(report: SimulationReport, sim: SimilarityResult) -> str:
-    params = "\n".join(
-        f"| `{k}` | {v:g} | {_PARAM_DOC.get(k, '')} |" for k, v in report.parameters.items()
-    )
-    variants = ", ".join(f"`{v}` (= {k})" for k, v in sorted(IMAGE_FOLDER_VARIANTS.items()))
-    signal = (
-        "none: the simulated panel means follow the public gold order (`true_rank` of the "
-        "published out-of-fold files) exactly, ties included"
-        if report.plant_signal is None
-        else f"`{report.plant_signal}`: the panel means are a linear function of a feature "
-        "(nutrition: protein per 100 g; text: minus the number of top-level ingredients), NOT "
-        "the public gold order; derived pairs will not match the public gold pairs"
-    )
-    cuts = ", ".join(f"{c:.4f}" for c in sim.cutpoints)
-    return f"""# SIMULATED NECTAR bundle: every row is simulated
+# ${name} (as in SimulationReport), or a value render_readme computes; "$$" is a literal "$".
+_README = Template(
+    """# SIMULATED NECTAR bundle: every row is simulated
 
 **data_origin = simulation.** Nothing in these files is a NECTAR rating. The real ratings are
 gated under NDA; this bundle has the exact raw layout of the official bundle (Croissant
 `croissant/nectar.json`, docs/benchmark.md §1 and §8) so the warehouse can be built, tested and
 load-tested without them. Do not report any number computed from it as a TasteBench result.
 
-- generator: `warehouse.simulate` version {report.version}
-- seed: {report.seed}; scale: {report.scale}; plant_signal: {report.plant_signal}
-- categories: {report.n_categories}; products: {report.n_products} ({report.n_analogs} analogs,
-  {report.n_references} references); ratings: {report.n_ratings}; respondent ids:
-  {report.n_respondents}; photos: {report.n_images}
+- generator: `warehouse.simulate` version ${version}
+- seed: ${seed}; scale: ${scale}; plant_signal: ${plant_signal}
+- categories: ${n_categories}; products: ${n_products} (${n_analogs} analogs,
+  ${n_references} references); ratings: ${n_ratings}; respondent ids:
+  ${n_respondents}; photos: ${n_images}
 - `simulation_manifest.json` lists the sha256 of every file. Same seed and arguments give
   byte-identical files.
 
@@ -105,13 +94,13 @@ load-tested without them. Do not report any number computed from it as a TasteBe
   **no real signal about the simulated targets** (unless `plant_signal` is set). Say so in every
   report built on this bundle.
 - **Brands and UPCs are fake**: coined brand names (never a real brand), 12-digit UPC-A codes with
-  a valid check digit. {report.n_branded_ingredient_lists} ingredient lists name their brand
+  a valid check digit. ${n_branded_ingredient_lists} ingredient lists name their brand
   (e.g. "<Brand> Plant-Based Bacon Blend (Water, ...)"), and the ratings file carries the brand in
   its `brand` column, so the de-identification guards have something real to catch.
 - **References** (codes n_c+1, n_c+2): animal-product labels and nutrition written for the
   simulation; they show a public photo of their category. Two references in
-  {", ".join(TWO_REFERENCE_CATEGORIES)}; one elsewhere.
-- Target signal: {signal}.
+  ${two_reference_categories}; one elsewhere.
+- Target signal: ${signal}.
 
 ## Design
 
@@ -136,18 +125,18 @@ load-tested without them. Do not report any number computed from it as a TasteBe
 ## Rating model
 
 Latent `L = m_p + b_r + e_rp` (`b_r` respondent bias, `e_rp` noise scaled by the respondent's
-attentiveness); rating = 1 + number of cut points below `L + delta_p`. Cut points ({cuts}) are
+attentiveness); rating = 1 + number of cut points below `L + delta_p`. Cut points (${cuts}) are
 quantiles of the pooled analog latents at the published cumulative rating marginal. `m_p`: category
 level + spread x sinh(tail x Blom score of the gold rank) / tail. `delta_p` is the shift closest to
 0 that makes the product's integer rating *sum* hit its target `T_p = round(n_p x E[rating])`,
 pushed apart along the gold order so the realized means `T_p / n_p` are strictly ordered and equal
 for ties (tied products share a block, hence `n_p`). It removes only the sampling mean of the
 product's noise; a +/-1 fallback on ratings nearest a cut point exists for float coincidences
-({sim.n_fallback_adjustments} used). The simulator asserts the realized order before writing.
+(${n_fallback_adjustments} used). The simulator asserts the realized order before writing.
 
 | parameter | value | meaning |
 |---|---:|---|
-{params}
+${params}
 
 Other rating columns: `appearance, flavor, liking, nutrition_purchase_intent, texture` are
 integers 1..7 correlated with similarity (about 0.4 % null); `purchase_intent` is a 5-point
@@ -158,7 +147,7 @@ for meat; ...) and null where not asked; missing answers to asked text questions
 
 ## Calibration (public facts only)
 
-{_calibration_table(report)}
+${calibration_table}
 ## Schema decisions
 
 - Columns and order exactly as the Croissant record sets. CSV: UTF-8, comma, minimal quoting,
@@ -169,7 +158,33 @@ for meat; ...) and null where not asked; missing answers to asked text questions
 - `UPC` is text: 12 digits, leading zeros kept (read it as a string).
 - `join_key` = `<year>_<category>_<product_code>` in both the ratings and the ingredients file.
 - Category columns are canonical (`Ice_Cream_Hard_Serve`); image folders use the known variants
-  {variants} so the loader's category mapping is exercised; scale copies are `<Category>_s<k>`.
+  ${variants} so the loader's category mapping is exercised; scale copies are `<Category>_s<k>`.
 - One ingredient row per product (its rating year). Images:
   `images/<year>/<folder>/<code>/front.jpg`; products whose public source has no photo have none.
 """
+)
+
+
+def render_readme(report: SimulationReport, sim: SimilarityResult) -> str:
+    """The bundle's ``SIMULATION.md``: the prose of ``_README`` filled in for this run."""
+    params = "\n".join(
+        f"| `{k}` | {v:g} | {_PARAM_DOC.get(k, '')} |" for k, v in report.parameters.items()
+    )
+    signal = (
+        "none: the simulated panel means follow the public gold order (`true_rank` of the "
+        "published out-of-fold files) exactly, ties included"
+        if report.plant_signal is None
+        else f"`{report.plant_signal}`: the panel means are a linear function of a feature "
+        "(nutrition: protein per 100 g; text: minus the number of top-level ingredients), NOT "
+        "the public gold order; derived pairs will not match the public gold pairs"
+    )
+    return _README.substitute(
+        vars(report),
+        two_reference_categories=", ".join(TWO_REFERENCE_CATEGORIES),
+        signal=signal,
+        cuts=", ".join(f"{c:.4f}" for c in sim.cutpoints),
+        n_fallback_adjustments=sim.n_fallback_adjustments,
+        params=params,
+        calibration_table=_calibration_table(report),
+        variants=", ".join(f"`{v}` (= {k})" for k, v in sorted(IMAGE_FOLDER_VARIANTS.items())),
+    )

@@ -139,4 +139,3 @@ def mmrf_scores(
     with np.errstate(invalid="ignore"):
         scores = -np.nanmean(mat, axis=0)
     return scores, {"modalities": names, "n_modalities": avail.sum(axis=0)}
-

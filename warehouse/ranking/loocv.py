@@ -125,6 +125,22 @@ class FitResult:
         """``<model>_<feature set>``, the public files' stem convention."""
         return f"{self.model}_{self.feature_set}"
 
+    def pairwise_accuracy_ci(
+        self, design: Design, n_boot: int, seed: int
+    ) -> tuple[float, float, float]:
+        """``(point, lo, hi)``: pairwise accuracy of the predictions on ``design`` with its
+        main-table BCa 95% interval (:func:`warehouse.metrics.bca_ci`)."""
+        from warehouse.metrics import bca_ci
+
+        return bca_ci(
+            design.categories,
+            design.target,
+            self.predictions,
+            metrics=("pairwise_accuracy",),
+            n_boot=n_boot,
+            seed=seed,
+        )["pairwise_accuracy"]
+
     def frame(self, design: Design) -> pl.DataFrame:
         """``category, product_code, predicted_score, model, feature_set, config_hash, fit_id``."""
         return design.keys.select("category", "product_code").with_columns(

@@ -9,18 +9,15 @@ import pandas as pd
 import pytest
 
 from warehouse.evaluate.results_report import write_report
+from warehouse.ranking.models import DISTANCE, SUPERVISED
 from warehouse.sources.readonly import connect_read_only
 
 pytestmark = pytest.mark.integration
 
 MODELS = {
-    "bradley_terry",
-    "hierarchical_bt",
-    "kernel_ranksvm",
-    "ridge",
-    "lightgbm_reg",
-    "dist_pred_cosine",
-    "dist_pred_l2",
+    # the seven food models (ranking.models), then the ensembles
+    *SUPERVISED,
+    *DISTANCE,
     "nested_bt_gemini_nnls",
     "nested_bt_gemini_rank",
     "nested_bt_gemini_mean",

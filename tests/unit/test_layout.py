@@ -138,11 +138,7 @@ def test_no_module_over_the_line_limit() -> None:
 # --- no import cycle between files --------------------------------------------------------------
 # Cycles that exist today and are being fixed elsewhere; each entry is removed with its fix.
 # Nothing else may join this list: a new cycle is broken where it appears.
-ALLOWED_CYCLES: set[frozenset[str]] = {
-    # ranking/distance.py <-> ranking/loocv.py (function-level imports), issue #24: left to the
-    # ranking work in progress; remove this entry when that cycle is broken.
-    frozenset({"warehouse.ranking.distance", "warehouse.ranking.loocv"}),
-}
+ALLOWED_CYCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path, root: Path) -> str:

@@ -13,18 +13,11 @@ from hypothesis import strategies as st
 from warehouse.metrics.core import spearman_weighted
 from warehouse.ranking.design import Design, design_from_frames
 from warehouse.ranking.loocv import Job, run_fits
+from warehouse.ranking.models import DISTANCE, SUPERVISED
 from warehouse.ranking.preprocess import fit_block, snap_rows
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
-MODELS = (
-    "bradley_terry",
-    "hierarchical_bt",
-    "kernel_ranksvm",
-    "ridge",
-    "lightgbm_reg",
-    "dist_pred_cosine",
-    "dist_pred_l2",
-)
+MODELS = (*SUPERVISED, *DISTANCE)  # the seven food models
 
 
 def _feature_set(model: str) -> str:

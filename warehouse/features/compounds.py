@@ -266,7 +266,7 @@ def compound_features(
     """Block C for every product, one :class:`FeatureBlock` per (encoder, aggregation).
 
     ``encoders`` defaults to every encoder in ``embeddings``. Per-product coverage columns go
-    into each block's ``extra`` (see :func:`_coverage`); ``ingredients`` lists every parsed
+    into each block's ``extra`` (see :func:`_coverage_frame`); ``ingredients`` lists every parsed
     item with its match, for inspection.
     """
     keys = product_frame(products, "dim_products", "cleaned_ingredients")
@@ -282,10 +282,40 @@ def compound_features(
                 f"(present: {sorted(lookup)}). Fix: build the molecular marts first"
             )
     matcher = FoodMatcher(graph.foods, synonyms)
-    structures = _structures(graph, molecules)
     per_edge, units = _edge_table(graph)
+    tables, item_rows = _match_items(keys, matcher, per_edge, _structures(graph, molecules))
+    ing_vec, ing_stats = _ingredient_vectors(tables, lookup, encoders, aggregations)
+    blocks: dict[tuple[str, str], FeatureBlock] = {}
+    for enc in encoders:
+        fit_hash, vecs = lookup[enc]
+        dim = len(next(iter(vecs.values()))) if vecs else 0
+        coverage, used_sets = _coverage(keys.height, item_rows, tables, ing_stats, enc)
+        for agg in aggregations:
+            matrix = np.zeros((keys.height, dim), dtype=np.float64)
+            for r, used in enumerate(used_sets):
+                if used:
+                    matrix[r] = np.mean([ing_vec[(f, enc, agg)] for f in used], axis=0)
+            blocks[(enc, agg)] = FeatureBlock(
+                name="C",
+                keys=keys.select(KEY_COLUMNS),
+                matrix=matrix,
+                feature_names=tuple(f"compound_{j}" for j in range(dim)),
+                encoder=enc,
+                encoder_version=(
+                    f"fit={fit_hash};agg={agg};kg={graph.kg_version};rules={C_RULES_VERSION}"
+                ),
+                has_block=np.array([bool(u) for u in used_sets], dtype=bool),
+                is_imputed=np.zeros(keys.height, dtype=bool),
+                data_origin=tuple(keys["data_origin"].to_list()),
+                extra=_coverage_frame(coverage, agg, graph.kg_version),
+            )
+    ingredients = _ingredients_frame(keys, item_rows)
+    return CompoundFeatures(blocks=blocks, ingredients=ingredients, units=units)
 
-    # one compound table per distinct matched food set
+
+def _match_items(keys: pl.DataFrame, matcher: FoodMatcher, per_edge, structures):
+    """Every parsed ingredient item ``(row, position, item, match)`` and one compound table per
+    distinct matched food set."""
     tables: dict[tuple[str, ...], pl.DataFrame] = {}
     item_rows = []
     parsed = [parse_ingredients(t) for t in keys["cleaned_ingredients"].to_list()]
@@ -297,8 +327,13 @@ def compound_features(
                     per_edge, structures, m.food_entity_ids
                 )
             item_rows.append((row, pos, item, m))
+    return tables, item_rows
 
-    # ingredient vectors per (food set, encoder, aggregation), deduplicated by structure
+
+def _ingredient_vectors(tables, lookup, encoders: Sequence[str], aggregations: Sequence[str]):
+    """Ingredient vectors per (food set, encoder, aggregation), deduplicated by structure, and
+    per (food set, encoder) the counts ``(compounds, with structure, embedded, embedded with a
+    concentration, embedded SMILES)``."""
     ing_vec: dict[tuple[tuple[str, ...], str, str], np.ndarray] = {}
     ing_stats: dict[tuple[tuple[str, ...], str], tuple[int, int, int, int, list[str]]] = {}
     for food_ids, table in tables.items():
@@ -325,8 +360,59 @@ def compound_features(
             conc = sub["conc_mg_per_100g"].fill_null(np.nan).to_numpy().astype(np.float64)
             for agg in aggregations:
                 ing_vec[(food_ids, enc, agg)] = _aggregate(mat, conc, agg)
+    return ing_vec, ing_stats
 
-    ingredients = pl.DataFrame(
+
+def _coverage(n_rows: int, item_rows: list, tables, ing_stats, enc: str):
+    """Per product row: the coverage counts of :func:`_coverage_frame` and the food sets of the
+    (at most three) ingredients used for encoder ``enc``."""
+    by_row: dict[int, list[tuple[int, str, object]]] = {}
+    for r, pos, item, m in item_rows:
+        by_row.setdefault(r, []).append((pos, item, m))
+    coverage = []
+    used_sets: list[list[tuple[str, ...]]] = []
+    for r in range(n_rows):
+        items = by_row.get(r, [])
+        mapped = [m for _, _, m in items if m.food_entity_ids]
+        usable = [m.food_entity_ids for m in mapped if ing_stats[(m.food_entity_ids, enc)][2]]
+        used = usable[:N_INGREDIENTS]
+        used_sets.append(used)
+        linked = set().union(*[_compound_ids(tables[m.food_entity_ids]) for m in mapped])
+        smiles_all = set().union(*[ing_stats[(m.food_entity_ids, enc)][4] for m in mapped])
+        smiles_used = set().union(*[ing_stats[(f, enc)][4] for f in used])
+        n_conc = sum(ing_stats[(f, enc)][3] for f in used)
+        coverage.append(
+            (len(items), len(mapped), len(usable), len(used), len(linked),
+             _n_with_structure(mapped, tables), len(smiles_all), len(smiles_used), n_conc)
+        )  # fmt: skip
+    return coverage, used_sets
+
+
+def _coverage_frame(coverage: list[tuple], agg: str, kg_version: str) -> pl.DataFrame:
+    """A C block's ``extra``: the per-product coverage counts, the aggregation and KG version."""
+    return pl.DataFrame(
+        coverage,
+        schema=[
+            ("n_ingredients_parsed", pl.Int32),
+            ("n_ingredients_mapped", pl.Int32),
+            ("n_ingredients_usable", pl.Int32),
+            ("n_ingredients_used", pl.Int32),
+            ("n_compounds_linked", pl.Int32),
+            ("n_compounds_with_structure", pl.Int32),
+            ("n_compounds_embedded", pl.Int32),
+            ("n_compounds_used", pl.Int32),
+            ("n_compounds_used_with_concentration", pl.Int32),
+        ],
+        orient="row",
+    ).with_columns(
+        pl.lit(agg).alias("aggregation"),
+        pl.lit(kg_version).alias("kg_version"),
+    )
+
+
+def _ingredients_frame(keys: pl.DataFrame, item_rows: list) -> pl.DataFrame:
+    """Every parsed item with its match, for inspection."""
+    return pl.DataFrame(
         {
             "category": [keys["category"][r] for r, *_ in item_rows],
             "product_code": [keys["product_code"][r] for r, *_ in item_rows],
@@ -346,69 +432,6 @@ def compound_features(
             "n_food_entities": pl.Int32,
         },
     )
-
-    blocks: dict[tuple[str, str], FeatureBlock] = {}
-    for enc in encoders:
-        fit_hash, vecs = lookup[enc]
-        dim = len(next(iter(vecs.values()))) if vecs else 0
-        by_row: dict[int, list[tuple[int, str, object]]] = {}
-        for r, pos, item, m in item_rows:
-            by_row.setdefault(r, []).append((pos, item, m))
-        coverage = []
-        used_sets: list[list[tuple[str, ...]]] = []
-        for r in range(keys.height):
-            items = by_row.get(r, [])
-            mapped = [m for _, _, m in items if m.food_entity_ids]
-            usable = [m.food_entity_ids for m in mapped if ing_stats[(m.food_entity_ids, enc)][2]]
-            used = usable[:N_INGREDIENTS]
-            used_sets.append(used)
-            linked = set().union(*[_compound_ids(tables[m.food_entity_ids]) for m in mapped])
-            smiles_all = set().union(*[ing_stats[(m.food_entity_ids, enc)][4] for m in mapped])
-            smiles_used = set().union(*[ing_stats[(f, enc)][4] for f in used])
-            n_conc = sum(ing_stats[(f, enc)][3] for f in used)
-            coverage.append(
-                (len(items), len(mapped), len(usable), len(used), len(linked),
-                 _n_with_structure(mapped, tables), len(smiles_all), len(smiles_used), n_conc)
-            )  # fmt: skip
-        for agg in aggregations:
-            matrix = np.zeros((keys.height, dim), dtype=np.float64)
-            for r, used in enumerate(used_sets):
-                if used:
-                    matrix[r] = np.mean([ing_vec[(f, enc, agg)] for f in used], axis=0)
-            has = np.array([bool(u) for u in used_sets], dtype=bool)
-            extra = pl.DataFrame(
-                coverage,
-                schema=[
-                    ("n_ingredients_parsed", pl.Int32),
-                    ("n_ingredients_mapped", pl.Int32),
-                    ("n_ingredients_usable", pl.Int32),
-                    ("n_ingredients_used", pl.Int32),
-                    ("n_compounds_linked", pl.Int32),
-                    ("n_compounds_with_structure", pl.Int32),
-                    ("n_compounds_embedded", pl.Int32),
-                    ("n_compounds_used", pl.Int32),
-                    ("n_compounds_used_with_concentration", pl.Int32),
-                ],
-                orient="row",
-            ).with_columns(
-                pl.lit(agg).alias("aggregation"),
-                pl.lit(graph.kg_version).alias("kg_version"),
-            )
-            blocks[(enc, agg)] = FeatureBlock(
-                name="C",
-                keys=keys.select(KEY_COLUMNS),
-                matrix=matrix,
-                feature_names=tuple(f"compound_{j}" for j in range(dim)),
-                encoder=enc,
-                encoder_version=(
-                    f"fit={fit_hash};agg={agg};kg={graph.kg_version};rules={C_RULES_VERSION}"
-                ),
-                has_block=has,
-                is_imputed=np.zeros(keys.height, dtype=bool),
-                data_origin=tuple(keys["data_origin"].to_list()),
-                extra=extra,
-            )
-    return CompoundFeatures(blocks=blocks, ingredients=ingredients, units=units)
 
 
 def _compound_ids(table: pl.DataFrame) -> set[str]:

@@ -172,6 +172,47 @@ def _fit_random_forest(cfg, X, y):
     return model, proba, {}
 
 
+def _feature_matrices(data: dict, descriptors: bool, fingerprints) -> tuple[dict, list[str]]:
+    """Per split: the Morgan bit matrix (plus RDKit descriptors), computed here or read through
+    ``fingerprints``; and the feature names."""
+    X, feature_names = {}, []
+    if fingerprints is not None and descriptors:
+        raise ValueError("precomputed fingerprints carry no descriptors; drop one of the two")
+    for s in SPLITS:
+        if fingerprints is None:
+            X[s], feature_names = fingerprint_matrix(data[s].smiles, descriptors=descriptors)
+        else:
+            X[s], feature_names = fingerprints(data[s].smiles), list(FINGERPRINT_COLUMNS)
+            if X[s].shape != (len(data[s].smiles), len(FINGERPRINT_COLUMNS)):
+                raise ValueError(f"fingerprints returned shape {X[s].shape} for split {s}")
+    return X, feature_names
+
+
+def _features(data: dict, descriptors: bool, fingerprints) -> tuple[dict, dict[str, Any], float]:
+    """Per split feature matrices (leak-checked), the feature part of the configuration and
+    the featurization time."""
+    t0 = time.perf_counter()
+    X, feature_names = _feature_matrices(data, descriptors, fingerprints)
+    featurize_s = time.perf_counter() - t0
+    input_columns = [data["train"].smiles_column]
+    assert_no_leaky_inputs(input_columns, feature_names)
+    return X, _feature_info(input_columns, feature_names, descriptors), featurize_s
+
+
+def _feature_info(
+    input_columns: list[str], feature_names: list[str], descriptors: bool
+) -> dict[str, Any]:
+    """The feature part of a fit's configuration (hashed into its ``fit_id``; key order kept)."""
+    return {
+        "input_columns": input_columns,
+        "feature_spec": FINGERPRINT_SPEC + ("+rdkit_descriptors" if descriptors else ""),
+        "n_features": len(feature_names),
+        "feature_names_sha256": hashlib.sha256("\n".join(feature_names).encode()).hexdigest(),
+        "rdkit_version": RDKIT_VERSION,
+        "classes": list(TASTE_CLASSES),
+    }
+
+
 def train_fingerprint_models(
     train_df,
     val_df,
@@ -211,39 +252,15 @@ def train_fingerprint_models(
         s: split_data(df, smiles_col, label_col)
         for s, df in zip(SPLITS, (train_df, val_df, test_df), strict=True)
     }
-    t0 = time.perf_counter()
-    X, feature_names = {}, []
-    if fingerprints is not None and descriptors:
-        raise ValueError("precomputed fingerprints carry no descriptors; drop one of the two")
-    for s in SPLITS:
-        if fingerprints is None:
-            X[s], feature_names = fingerprint_matrix(data[s].smiles, descriptors=descriptors)
-        else:
-            X[s], feature_names = fingerprints(data[s].smiles), list(FINGERPRINT_COLUMNS)
-            if X[s].shape != (len(data[s].smiles), len(FINGERPRINT_COLUMNS)):
-                raise ValueError(f"fingerprints returned shape {X[s].shape} for split {s}")
-    featurize_s = time.perf_counter() - t0
-    input_columns = [data["train"].smiles_column]
-    assert_no_leaky_inputs(input_columns, feature_names)
+    X, feature_info, featurize_s = _features(data, descriptors, fingerprints)
     y = {s: data[s].codes for s in SPLITS}
-    feature_info = {
-        "input_columns": input_columns,
-        "feature_spec": FINGERPRINT_SPEC + ("+rdkit_descriptors" if descriptors else ""),
-        "n_features": len(feature_names),
-        "feature_names_sha256": hashlib.sha256("\n".join(feature_names).encode()).hexdigest(),
-        "rdkit_version": RDKIT_VERSION,
-        "classes": list(TASTE_CLASSES),
-    }
     hashes = {
         "train_data_sha256": data_hash(data["train"].smiles, data["train"].labels),
         "val_data_sha256": data_hash(data["val"].smiles, data["val"].labels),
     }
     builders = {
         "lightgbm": (lightgbm_config(seed, num_threads), _fit_lightgbm),
-        "random_forest": (
-            random_forest_config(seed, rf_estimators, n_jobs),
-            _fit_random_forest,
-        ),
+        "random_forest": (random_forest_config(seed, rf_estimators, n_jobs), _fit_random_forest),
     }
     results: dict[str, FitResult] = {}
     for name in models:
@@ -252,15 +269,21 @@ def train_fingerprint_models(
         t1 = time.perf_counter()
         model, proba, extra = fit(model_cfg, X, y)
         wall = time.perf_counter() - t1
-        results[name] = FitResult(
-            name=name,
-            fit_id=sha256_json({"config": config, **hashes}),
-            config=config,
-            proba=proba,
-            labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
-            y_true={s: data[s].labels for s in SPLITS},
-            wall_s=wall,
-            info={**extra, **hashes, "featurize_s": featurize_s},
-            model=model,
-        )
+        info = {**extra, **hashes, "featurize_s": featurize_s}
+        results[name] = _fit_result(name, config, hashes, proba, data, wall, info, model)
     return results
+
+
+def _fit_result(name: str, config, hashes, proba, data, wall: float, info, model) -> FitResult:
+    """One baseline's result; ``fit_id`` = sha256 of its configuration and the data hashes."""
+    return FitResult(
+        name=name,
+        fit_id=sha256_json({"config": config, **hashes}),
+        config=config,
+        proba=proba,
+        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
+        y_true={s: data[s].labels for s in SPLITS},
+        wall_s=wall,
+        info=info,
+        model=model,
+    )

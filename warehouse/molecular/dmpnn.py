@@ -271,94 +271,161 @@ def train_dmpnn(
     Cost: one full-train epoch (10,517 + 2,254 validation molecules) took about 400 s on the
     shared 2-core CPU machine, so the 12 x 50-epoch grid is a job for a GPU.
     """
-    import chemprop
-    import lightning.pytorch as pl
-    from chemprop import data as cdata
-    from chemprop import models as cmodels
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sizes = (subset,) * 3 if isinstance(subset, int) or subset is None else tuple(subset)
-    data, rows = {}, {}
-    for s, df, n in zip(SPLITS, (train_df, val_df, test_df), sizes, strict=True):
-        data[s], idx = _subset(split_data(df, smiles_col, label_col), n, seed)
-        rows[s] = _file_rows(df, row_col)[idx]
+    frames = (train_df, val_df, test_df)
+    data, rows = _sampled_splits(frames, sizes, seed, smiles_col, label_col, row_col)
     weights_by_class = class_weights(data["train"].codes, config.class_weighting)
     t0 = time.perf_counter()
     with _torch_runtime(num_threads):
-        pl.seed_everything(seed, verbose=False)
-        train_set = _dataset(
-            data["train"].smiles, data["train"].codes, weights_by_class[data["train"].codes]
+        run = _fit_and_predict(
+            data, weights_by_class, config, out, max_epochs, patience, seed, accelerator
         )
-        sets = {
-            "train": train_set,
-            "val": _dataset(data["val"].smiles, data["val"].codes, None),
-            "test": _dataset(data["test"].smiles, data["test"].codes, None),
-        }
-        train_loader = cdata.build_dataloader(
-            train_set, batch_size=config.batch_size, shuffle=True, seed=seed
-        )
-        val_loader = _eval_loader(sets["val"], config.batch_size)
-        warmup = min(config.warmup_epochs, max(max_epochs - 1, 0))
-        model = build_model(config, warmup)
-        ckpt_dir = out / "lightning"
-        checkpointing = ModelCheckpoint(
-            dirpath=ckpt_dir, filename="best", monitor="val_loss", mode="min", save_top_k=1
-        )
-        stopping = EarlyStopping("val_loss", patience=patience, mode="min")
-        trainer = pl.Trainer(
-            accelerator=accelerator,
-            devices=1,
-            max_epochs=max_epochs,
-            logger=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            callbacks=[checkpointing, stopping],
-            deterministic=True,
-            default_root_dir=out,
-        )
-        t_fit = time.perf_counter()
-        trainer.fit(model, train_loader, val_loader)
-        fit_s = time.perf_counter() - t_fit
-        best_path = checkpointing.best_model_path
-        best_score = checkpointing.best_model_score
-        best = cmodels.MPNN.load_from_checkpoint(best_path, map_location="cpu")
-        best_epoch = int(_load_ckpt_epoch(best_path))
-        ckpt = out / CHECKPOINT_NAME
-        cmodels.save_model(ckpt, best, [LABEL_COLUMN])
-        shutil.rmtree(ckpt_dir, ignore_errors=True)
-        t_pred = time.perf_counter()
-        proba = {s: _predict_proba(best, _eval_loader(sets[s], 500), accelerator) for s in SPLITS}
-        predict_s = time.perf_counter() - t_pred
-        epochs_run = int(trainer.current_epoch)
     wall = time.perf_counter() - t0
+    recorded_sizes = sizes if subset is not None else None
+    config_record = _config_record(
+        config, max_epochs, patience, seed, recorded_sizes, run["warmup"], weights_by_class, data
+    )
+    info = _fit_info(run, accelerator, data)
+    ckpt, proba = out / CHECKPOINT_NAME, run["proba"]
+    fit_id = sha256_file(ckpt)
+    _write_fit(out, fit_id, proba, data, rows, config_record, info, wall)
+    return FitResult(
+        name=f"dmpnn_{config.name}",
+        fit_id=fit_id,
+        config=config_record,
+        proba=proba,
+        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
+        y_true={s: data[s].labels for s in SPLITS},
+        wall_s=wall,
+        checkpoint=ckpt,
+        info=info,
+    )
+
+
+def _sampled_splits(frames, sizes, seed: int, smiles_col: str, label_col: str, row_col: str):
+    """Per split: its (optionally sampled, :func:`_subset`) molecules and their file rows."""
+    data, rows = {}, {}
+    for s, df, n in zip(SPLITS, frames, sizes, strict=True):
+        data[s], idx = _subset(split_data(df, smiles_col, label_col), n, seed)
+        rows[s] = _file_rows(df, row_col)[idx]
+    return data, rows
+
+
+def _fit_info(run: dict, accelerator: str, data: dict) -> dict:
+    """The run facts recorded in ``fit.json`` (``info``; key order kept)."""
+    best_score = run["best_score"]
+    return {
+        "best_epoch": run["best_epoch"],
+        "best_val_loss": float(best_score) if best_score is not None else None,
+        "epochs_run": run["epochs_run"],
+        "fit_s": run["fit_s"],
+        "predict_s": run["predict_s"],
+        "accelerator": accelerator,
+        "train_data_sha256": data_hash(data["train"].smiles, data["train"].labels),
+        "n": {s: len(data[s].smiles) for s in SPLITS},
+    }
+
+
+def _trainer(out: Path, accelerator: str, max_epochs: int, patience: int):
+    """The lightning trainer (deterministic, early stopping on the validation loss) and its
+    best-checkpoint callback (under ``out/lightning``)."""
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+
+    checkpointing = ModelCheckpoint(
+        dirpath=out / "lightning", filename="best", monitor="val_loss", mode="min", save_top_k=1
+    )
+    stopping = EarlyStopping("val_loss", patience=patience, mode="min")
+    trainer = pl.Trainer(
+        accelerator=accelerator,
+        devices=1,
+        max_epochs=max_epochs,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[checkpointing, stopping],
+        deterministic=True,
+        default_root_dir=out,
+    )
+    return trainer, checkpointing
+
+
+def _fit_and_predict(
+    data: dict, weights_by_class: np.ndarray, config: DMPNNConfig, out: Path,
+    max_epochs: int, patience: int, seed: int, accelerator: str,
+) -> dict:  # fmt: skip
+    """Seed, train with early stopping, save the best model as ``out/model.pt`` and predict
+    every split with it (inside :func:`_torch_runtime`)."""
+    import lightning.pytorch as pl
+    from chemprop import data as cdata
+    from chemprop import models as cmodels
+
+    pl.seed_everything(seed, verbose=False)
+    train_set = _dataset(
+        data["train"].smiles, data["train"].codes, weights_by_class[data["train"].codes]
+    )
+    sets = {
+        "train": train_set,
+        "val": _dataset(data["val"].smiles, data["val"].codes, None),
+        "test": _dataset(data["test"].smiles, data["test"].codes, None),
+    }
+    train_loader = cdata.build_dataloader(
+        train_set, batch_size=config.batch_size, shuffle=True, seed=seed
+    )
+    val_loader = _eval_loader(sets["val"], config.batch_size)
+    warmup = min(config.warmup_epochs, max(max_epochs - 1, 0))
+    model = build_model(config, warmup)
+    trainer, checkpointing = _trainer(out, accelerator, max_epochs, patience)
+    t_fit = time.perf_counter()
+    trainer.fit(model, train_loader, val_loader)
+    fit_s = time.perf_counter() - t_fit
+    best_path = checkpointing.best_model_path
+    best_score = checkpointing.best_model_score
+    best = cmodels.MPNN.load_from_checkpoint(best_path, map_location="cpu")
+    best_epoch = int(_load_ckpt_epoch(best_path))
+    cmodels.save_model(out / CHECKPOINT_NAME, best, [LABEL_COLUMN])
+    shutil.rmtree(out / "lightning", ignore_errors=True)
+    t_pred = time.perf_counter()
+    proba = {s: _predict_proba(best, _eval_loader(sets[s], 500), accelerator) for s in SPLITS}
+    return {
+        "proba": proba,
+        "warmup": warmup,
+        "best_score": best_score,
+        "best_epoch": best_epoch,
+        "epochs_run": int(trainer.current_epoch),
+        "fit_s": fit_s,
+        "predict_s": time.perf_counter() - t_pred,
+    }
+
+
+def _config_record(
+    config: DMPNNConfig, max_epochs: int, patience: int, seed: int, sizes: tuple | None,
+    warmup: int, weights_by_class: np.ndarray, data: dict,
+) -> dict:  # fmt: skip
+    """The fit's configuration as recorded in ``fit.json`` (key order kept)."""
+    import chemprop
     import torch
 
-    config_record = {
+    return {
         **asdict(config),
         "name": config.name,
         "max_epochs": max_epochs,
         "patience": patience,
         "seed": seed,
-        "subset": list(sizes) if subset is not None else None,
+        "subset": list(sizes) if sizes is not None else None,
         "warmup_epochs_used": warmup,
         "class_weights": dict(zip(TASTE_CLASSES, weights_by_class.round(6).tolist(), strict=True)),
         "chemprop_version": chemprop.__version__,
         "torch_version": torch.__version__,
         "input_columns": [data["train"].smiles_column],
     }
-    info = {
-        "best_epoch": best_epoch,
-        "best_val_loss": float(best_score) if best_score is not None else None,
-        "epochs_run": epochs_run,
-        "fit_s": fit_s,
-        "predict_s": predict_s,
-        "accelerator": accelerator,
-        "train_data_sha256": data_hash(data["train"].smiles, data["train"].labels),
-        "n": {s: len(data[s].smiles) for s in SPLITS},
-    }
-    fit_id = sha256_file(ckpt)
+
+
+def _write_fit(out: Path, fit_id: str, proba, data, rows, config_record, info, wall: float):
+    """``out/predictions.npz`` (per split: probabilities, gold codes, file rows) and
+    ``out/fit.json``."""
     np.savez(
         out / "predictions.npz",
         **{f"proba_{s}": proba[s] for s in SPLITS},
@@ -371,17 +438,6 @@ def train_dmpnn(
             indent=2,
             sort_keys=True,
         )
-    )
-    return FitResult(
-        name=f"dmpnn_{config.name}",
-        fit_id=fit_id,
-        config=config_record,
-        proba=proba,
-        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
-        y_true={s: data[s].labels for s in SPLITS},
-        wall_s=wall,
-        checkpoint=ckpt,
-        info=info,
     )
 
 

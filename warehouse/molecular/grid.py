@@ -103,8 +103,6 @@ def run_grid(
     config is retrained from scratch. Selection: :func:`selection_key` (ties go to the earlier
     grid configuration).
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     train_fn = trainer if trainer is not None else train_dmpnn
     configs = list(configs) if configs is not None else grid_configs()
     state = Path(state_dir)
@@ -112,14 +110,10 @@ def run_grid(
     reg_path = state / REGISTRY_NAME
     registry = _read_registry(reg_path)
     settings = _run_settings(max_epochs, patience, seed, subset)
+    run_kwargs = {"max_epochs": max_epochs, "patience": patience, "seed": seed, "subset": subset}
+    frames = (train_df, val_df, test_df)
     trained, skipped = [], []
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, disable=not show_progress, transient=False) as progress:
+    with _progress(show_progress) as progress:
         task = progress.add_task("D-MPNN grid", total=len(configs))
         for cfg in configs:
             if _is_finished(state, registry, cfg, settings):
@@ -131,40 +125,55 @@ def run_grid(
                 shutil.rmtree(out)
             progress.update(task, description=f"train {cfg.name}")
             t0 = time.perf_counter()
-            fit = train_fn(
-                train_df,
-                val_df,
-                test_df,
-                cfg,
-                out,
-                max_epochs=max_epochs,
-                patience=patience,
-                seed=seed,
-                subset=subset,
-            )
-            wall = time.perf_counter() - t0
-            val_m, test_m = fit.metrics("val"), fit.metrics("test")
-            registry["fits"][cfg.name] = {
-                "name": cfg.name,
-                "config": asdict(cfg),
-                "fit_id": fit.fit_id,
-                "checkpoint": str(Path(cfg.name) / CHECKPOINT_NAME),
-                "val_macro_f1": val_m["macro_f1"],
-                "val_metrics": val_m,
-                "test_metrics": test_m,
-                "wall_s": wall,
-                "epochs_run": fit.info.get("epochs_run"),
-                "best_epoch": fit.info.get("best_epoch"),
-                **settings,
-                "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
+            fit = train_fn(*frames, cfg, out, **run_kwargs)
+            registry["fits"][cfg.name] = _fit_record(cfg, fit, time.perf_counter() - t0, settings)
             _write_registry(reg_path, registry)
             (out / DONE_MARKER).write_text(fit.fit_id + "\n")
             trained.append(cfg.name)
             progress.update(task, advance=1, description=f"done {cfg.name}")
-    names = [c.name for c in configs]
-    records = [registry["fits"][n] for n in names]
-    frame = pl.DataFrame(
+    records = [registry["fits"][c.name] for c in configs]
+    best = max(records, key=lambda r: selection_key(r["val_macro_f1"], r["name"]))
+    frame = _registry_frame(records)
+    return GridResult(registry=frame, best=best, trained=trained, skipped=skipped)
+
+
+def _progress(show: bool):
+    """The grid's progress bar (rich; disabled when ``show`` is false)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+    )
+    return Progress(*columns, disable=not show, transient=False)
+
+
+def _fit_record(
+    cfg: DMPNNConfig, fit: FitResult, wall: float, settings: dict[str, Any]
+) -> dict[str, Any]:
+    """A finished configuration's entry of ``fits.json``."""
+    val_m, test_m = fit.metrics("val"), fit.metrics("test")
+    return {
+        "name": cfg.name,
+        "config": asdict(cfg),
+        "fit_id": fit.fit_id,
+        "checkpoint": str(Path(cfg.name) / CHECKPOINT_NAME),
+        "val_macro_f1": val_m["macro_f1"],
+        "val_metrics": val_m,
+        "test_metrics": test_m,
+        "wall_s": wall,
+        "epochs_run": fit.info.get("epochs_run"),
+        "best_epoch": fit.info.get("best_epoch"),
+        **settings,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _registry_frame(records: list[dict[str, Any]]) -> pl.DataFrame:
+    """One row per configuration (grid order): config, fit_id, val macro-F1, test metrics."""
+    return pl.DataFrame(
         [
             {
                 "name": r["name"],
@@ -179,9 +188,6 @@ def run_grid(
         ],
         infer_schema_length=None,
     )
-
-    best = max(records, key=lambda r: selection_key(r["val_macro_f1"], r["name"]))
-    return GridResult(registry=frame, best=best, trained=trained, skipped=skipped)
 
 
 __all__ = ["GridResult", "run_grid"]

@@ -4,10 +4,11 @@ ablations.
 Layout: :mod:`.design` (what a model reads), :mod:`.preprocess` (per-fold scaling and PCA),
 :mod:`.bt` (Bradley-Terry solver, tournament, hierarchical shrinkage), :mod:`.models` (the five
 supervised models and their exact configurations), :mod:`.distance` (MMRF baselines),
-:mod:`.loocv` (LOOCV runs), :mod:`.nested` (nested NNLS, rank average, mean), :mod:`.ablation`
-(default stage and grid), :mod:`.cache` (content-addressed fits), :mod:`.guards` (leakage
-guards), :mod:`.synthetic` (synthetic designs for tests and benchmarks), :mod:`.marts` (what the
-dbt Python models call). docs/ranking.md has every convention.
+:mod:`.loocv` (LOOCV and K-fold runs, and the distance baselines' cached runs), :mod:`.nested`
+(nested NNLS, rank average, mean), :mod:`.ablation` (default stage and grid), :mod:`.cache`
+(content-addressed fits), :mod:`.guards` (leakage guards), :mod:`.synthetic` (synthetic designs
+for tests and benchmarks), :mod:`.marts` (what the dbt Python models call). docs/ranking.md has
+every convention.
 """
 
 from warehouse.ranking.cache import FitCache

@@ -137,7 +137,7 @@ def grid_metrics(
     """One row per fit: model, feature set, letters/variant flags, the eight point metrics of
     :func:`warehouse.metrics.compute_all` and (``n_boot > 0``) the main-table BCa interval of
     pairwise accuracy."""
-    from warehouse.metrics import bca_ci, compute_all
+    from warehouse.metrics import compute_all
 
     rows = []
     for f in fits:
@@ -159,14 +159,7 @@ def grid_metrics(
             "data_origin": design.data_origin,
         }
         if n_boot:
-            _, lo, hi = bca_ci(
-                design.categories,
-                design.target,
-                f.predictions,
-                metrics=("pairwise_accuracy",),
-                n_boot=n_boot,
-                seed=seed,
-            )["pairwise_accuracy"]
+            _, lo, hi = f.pairwise_accuracy_ci(design, n_boot, seed)
             row["pairwise_accuracy_lo"], row["pairwise_accuracy_hi"] = lo, hi
         rows.append(row)
     return pl.DataFrame(rows).sort("model", "n_content_blocks", "feature_set")

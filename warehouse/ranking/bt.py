@@ -101,6 +101,34 @@ def _objective(w: np.ndarray, d: np.ndarray, c2: float) -> float:
     return float(-c2 * log_expit(d @ w).sum() + 0.5 * w @ w)
 
 
+def _incidence(win: np.ndarray, lose: np.ndarray, m: int) -> sparse.csr_matrix:
+    """Incidence matrix B (m x pairs): +1 at the winner, -1 at the loser; L Z = B (s * D)."""
+    nw = len(win)
+    return sparse.csr_matrix(
+        (np.r_[np.ones(nw), -np.ones(nw)], (np.r_[win, lose], np.r_[np.arange(nw), np.arange(nw)])),
+        shape=(m, nw),
+    )
+
+
+def _hessian_factor(z, inc, d: np.ndarray, sig: np.ndarray, c2: float):
+    """Cholesky factor of the Hessian ``Z' L Z + I`` at the current pair probabilities."""
+    s = c2 * sig * (1.0 - sig)
+    h = z.T @ (inc @ (s[:, None] * d))
+    h[np.diag_indices_from(h)] += 1.0
+    return sla.cho_factor(h, lower=False, check_finite=False)
+
+
+def _armijo(w, step, d: np.ndarray, c2: float, f_cur: float, decrement: float):
+    """Armijo backtracking along ``step`` (damped phase): the new weights and objective."""
+    alpha = 1.0
+    while True:
+        w_new = w + alpha * step
+        f_new = _objective(w_new, d, c2)
+        if f_new <= f_cur - 1e-4 * alpha * decrement or alpha < 1e-8:
+            return w_new, f_new
+        alpha *= 0.5
+
+
 def fit_bt(
     z: np.ndarray,
     win: np.ndarray,
@@ -121,12 +149,7 @@ def fit_bt(
         return BTFit(np.zeros(dim), 0, 0.0)
     c2 = 2.0 * c
     d = z[win] - z[lose]
-    nw = len(win)
-    # incidence matrix B (m x pairs): +1 at the winner, -1 at the loser; L Z = B (s * D)
-    inc = sparse.csr_matrix(
-        (np.r_[np.ones(nw), -np.ones(nw)], (np.r_[win, lose], np.r_[np.arange(nw), np.arange(nw)])),
-        shape=(m, nw),
-    )
+    inc = _incidence(win, lose, m)
     f_cur = _objective(w, d, c2)
     factor, g_at_factor = None, np.inf
     for it in range(max_iter + 1):
@@ -139,12 +162,9 @@ def fit_bt(
         if it == max_iter:
             break
         if factor is None or gnorm > 0.25 * g_at_factor:
-            # (re)factor the Hessian Z' L Z + I; a stale factor is kept while it still shrinks
-            # the gradient 4x per step (near the optimum one factorization suffices)
-            s = c2 * sig * (1.0 - sig)
-            h = z.T @ (inc @ (s[:, None] * d))
-            h[np.diag_indices_from(h)] += 1.0
-            factor = sla.cho_factor(h, lower=False, check_finite=False)
+            # (re)factor the Hessian; a stale factor is kept while it still shrinks the
+            # gradient 4x per step (near the optimum one factorization suffices)
+            factor = _hessian_factor(z, inc, d, sig, c2)
         g_at_factor = gnorm
         step = -sla.cho_solve(factor, grad, check_finite=False)
         decrement = -float(grad @ step)
@@ -154,14 +174,7 @@ def fit_bt(
             continue
         if f_cur is None:
             f_cur = _objective(w, d, c2)
-        alpha = 1.0
-        while True:  # Armijo backtracking in the damped phase
-            w_new = w + alpha * step
-            f_new = _objective(w_new, d, c2)
-            if f_new <= f_cur - 1e-4 * alpha * decrement or alpha < 1e-8:
-                break
-            alpha *= 0.5
-        w, f_cur = w_new, f_new
+        w, f_cur = _armijo(w, step, d, c2, f_cur, decrement)
     raise RuntimeError(
         f"Bradley-Terry Newton did not converge in {max_iter} steps (|g|={gnorm:.2e})"
     )

@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from warehouse.errors import WarehouseError
+from warehouse.sources.seeds import nutrient_columns
 
 BLOCK_LETTERS = ("S", "N", "C", "T", "I")
 """Block letters in concatenation order."""
@@ -43,15 +44,9 @@ CONTENT_LETTERS = ("N", "C", "T", "I")
 SUBSET_ORDER = ("meat", "nonsweet_dairy", "cheese", "sweet_dairy")
 """One-hot order of the S block (docs/benchmark.md §2)."""
 
-NUTRITION_COLUMNS = (
-    "total_fat_g_per_100g",
-    "sodium_g_per_100g",
-    "protein_g_per_100g",
-    "dietary_fiber_g_per_100g",
-    "total_carbohydrate_g_per_100g",
-    "total_sugars_g_per_100g",
-)
-"""Columns of the N block, in order (``marts.fct_nutrition_per_100g``)."""
+NUTRITION_COLUMNS = nutrient_columns()
+"""Columns of the N block, in order (``marts.fct_nutrition_per_100g``; dbt var
+``nutrition_block``)."""
 
 KEY_COLUMNS = ("category", "product_code", "subset", "hbt_group")
 
@@ -462,14 +457,40 @@ def design_from_frames(
     """
     if missing not in ("error", "zero"):
         raise DesignError(f"missing must be 'error' or 'zero', got {missing!r}")
+    prod = _with_hbt_group(products, categories)
+    analogs = prod.filter(pl.col("is_analog")).sort("category", "product_code")
+    refs = prod.filter(~pl.col("is_analog")).sort("category", "product_code")
+    joined = _with_panel_means(analogs, panel_means)
+    keys = joined.select(KEY_COLUMNS)
+    mats, ref_mats, absent = _block_matrices(blocks, keys, refs, missing)
+    if isinstance(subset_columns, pl.DataFrame):
+        subset_columns = subset_columns_from_seed(subset_columns)
+    return Design(
+        keys=keys,
+        target=joined["panel_mean"].to_numpy(),
+        blocks=mats,
+        reference_keys=refs.select("category", "product_code", "subset") if refs.height else None,
+        reference_blocks=ref_mats,
+        subset_columns=dict(subset_columns or {}),
+        nutrition_columns=nutrition_columns,
+        feature_set=feature_set,
+        data_origin=_data_origin(products, data_origin),
+        absent=absent,
+    )
+
+
+def _with_hbt_group(products: pl.DataFrame, categories: pl.DataFrame | None) -> pl.DataFrame:
+    """``products`` with ``hbt_group`` (joined from ``categories`` when absent), codes as Int64."""
     prod = products
     if "hbt_group" not in prod.columns:
         if categories is None:
             raise DesignError("products lack hbt_group; pass categories=seeds.categories")
         prod = prod.join(categories.select("category", "hbt_group"), on="category", how="left")
-    prod = prod.with_columns(pl.col("product_code").cast(pl.Int64))
-    analogs = prod.filter(pl.col("is_analog")).sort("category", "product_code")
-    refs = prod.filter(~pl.col("is_analog")).sort("category", "product_code")
+    return prod.with_columns(pl.col("product_code").cast(pl.Int64))
+
+
+def _with_panel_means(analogs: pl.DataFrame, panel_means: pl.DataFrame) -> pl.DataFrame:
+    """``analogs`` (order kept) with their ``panel_mean``; an analog without one is an error."""
     means = panel_means.select(
         pl.col("category").cast(pl.String),
         pl.col("product_code").cast(pl.Int64),
@@ -482,7 +503,14 @@ def design_from_frames(
             f"analog {row['category']}:{row['product_code']} has no panel mean "
             "(marts.fct_panel_means); every analog needs ratings"
         )
-    keys = joined.select(KEY_COLUMNS)
+    return joined
+
+
+def _block_matrices(
+    blocks: Mapping[str, pl.DataFrame], keys: pl.DataFrame, refs: pl.DataFrame, missing: str
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(analog matrices, reference matrices, absent masks) per block; ``S`` derived from the
+    subsets when not given."""
     mats, ref_mats, absent = {}, {}, {}
     for name, frame in sorted(blocks.items()):
         mats[name], absent[name] = _vectors(frame, name, keys, missing, analog=True)
@@ -492,21 +520,13 @@ def design_from_frames(
         mats["S"] = subset_one_hot(keys["subset"].to_list())
         if refs.height:
             ref_mats["S"] = subset_one_hot(refs["subset"].to_list())
-    if isinstance(subset_columns, pl.DataFrame):
-        subset_columns = subset_columns_from_seed(subset_columns)
+    return mats, ref_mats, absent
+
+
+def _data_origin(products: pl.DataFrame, data_origin: str | None) -> str:
+    """``data_origin`` if given, else the products' origins joined by ``+`` (or ``unknown``)."""
     origin = data_origin
     if origin is None and "data_origin" in products.columns:
         origins = sorted(set(products["data_origin"].drop_nulls().to_list()))
         origin = "+".join(origins) if origins else "unknown"
-    return Design(
-        keys=keys,
-        target=joined["panel_mean"].to_numpy(),
-        blocks=mats,
-        reference_keys=refs.select("category", "product_code", "subset") if refs.height else None,
-        reference_blocks=ref_mats,
-        subset_columns=dict(subset_columns or {}),
-        nutrition_columns=nutrition_columns,
-        feature_set=feature_set,
-        data_origin=origin or "unknown",
-        absent=absent,
-    )
+    return origin or "unknown"

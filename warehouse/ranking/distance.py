@@ -30,9 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from warehouse.ranking.cache import FitCache, fit_record, library_versions
 from warehouse.ranking.design import SUBSET_ORDER, Design, DesignError
-from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache
 from warehouse.ranking.preprocess import scaler_stats, snap_rows
 
 TIE_EPS = 1e-10
@@ -141,48 +139,3 @@ def mmrf_scores(
     with np.errstate(invalid="ignore"):
         scores = -np.nanmean(mat, axis=0)
     return scores, {"modalities": names, "n_modalities": avail.sum(axis=0)}
-
-
-def run_distance(
-    design: Design, jobs: Sequence[Job], cache: FitCache | None = None
-) -> list[FitResult]:
-    cache = cache or FitCache(None)
-    out = []
-    for job in jobs:
-        cfg, ch, fid = fit_key(design, job)
-        hit = result_from_cache(job, cfg, ch, fid, cache)
-        if hit is None:
-            settings = cfg["settings"]
-            scores, info = mmrf_scores(
-                design,
-                job.feature_set.block_names,
-                str(settings["metric"]),
-                float(settings["tie_tolerance"]),
-            )
-            arrays = {"predictions": scores, "n_modalities": info["n_modalities"]}
-            meta = fit_record(
-                job.model,
-                job.feature_set.name,
-                cfg["protocol"],
-                cfg,
-                ch,
-                library_versions(),
-                design.n,
-                design.data_origin,
-                modalities=info["modalities"],
-            )
-            cache.put(fid, arrays, meta)
-            hit = FitResult(
-                job.model,
-                job.feature_set.name,
-                str(cfg["protocol"]),
-                cfg,
-                ch,
-                fid,
-                scores,
-                arrays,
-                meta,
-                False,
-            )
-        out.append(hit)
-    return out

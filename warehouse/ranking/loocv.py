@@ -14,6 +14,9 @@ model and feature set of the run (PCA is per block, so a feature set is a concat
 are independent and run in chunks on ``n_jobs`` loky workers with BLAS pinned to one thread in
 every fold, so results do not depend on the worker count. A (model, feature set) whose
 ``fit_id`` is in the cache is read, never refitted.
+
+The distance baselines have no folds: :func:`run_distance` scores them once
+(:func:`.distance.mmrf_scores`) through the same cache, and :func:`run_fits` takes both kinds.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from warehouse.ranking import models as mdl
 from warehouse.ranking.bt import PairIndex
 from warehouse.ranking.cache import FitCache, config_hash, fit_id, fit_record, library_versions
 from warehouse.ranking.design import Design, FeatureSet
+from warehouse.ranking.distance import mmrf_scores
 from warehouse.ranking.folds import GroupedKFold
 from warehouse.ranking.guards import block_stats, check_fold
 from warehouse.ranking.preprocess import (
@@ -120,6 +124,22 @@ class FitResult:
     def model_key(self) -> str:
         """``<model>_<feature set>``, the public files' stem convention."""
         return f"{self.model}_{self.feature_set}"
+
+    def pairwise_accuracy_ci(
+        self, design: Design, n_boot: int, seed: int
+    ) -> tuple[float, float, float]:
+        """``(point, lo, hi)``: pairwise accuracy of the predictions on ``design`` with its
+        main-table BCa 95% interval (:func:`warehouse.metrics.bca_ci`)."""
+        from warehouse.metrics import bca_ci
+
+        return bca_ci(
+            design.categories,
+            design.target,
+            self.predictions,
+            metrics=("pairwise_accuracy",),
+            n_boot=n_boot,
+            seed=seed,
+        )["pairwise_accuracy"]
 
     def frame(self, design: Design) -> pl.DataFrame:
         """``category, product_code, predicted_score, model, feature_set, config_hash, fit_id``."""
@@ -334,10 +354,8 @@ def run_fits(
     n_jobs: int = 2,
     audit: bool = True,
 ) -> list[FitResult]:
-    """Supervised jobs through :func:`run_loocv`, distance jobs through
-    :func:`.distance.run_distance`; results in job order."""
-    from warehouse.ranking.distance import run_distance
-
+    """Supervised jobs through :func:`run_loocv`, distance jobs through :func:`run_distance`;
+    results in job order."""
     sup = [k for k, j in enumerate(jobs) if not j.is_distance]
     dist = [k for k, j in enumerate(jobs) if j.is_distance]
     got: dict[int, FitResult] = {}
@@ -346,3 +364,39 @@ def run_fits(
     )
     got.update(zip(dist, run_distance(design, [jobs[k] for k in dist], cache), strict=True))
     return [got[k] for k in range(len(jobs))]
+
+
+def run_distance(
+    design: Design, jobs: Sequence[Job], cache: FitCache | None = None
+) -> list[FitResult]:
+    """Transductive scores of every distance job (:func:`.distance.mmrf_scores`; cached ones are
+    read, not recomputed)."""
+    cache = cache or FitCache(None)
+    out = []
+    for job in jobs:
+        cfg, ch, fid = fit_key(design, job)
+        hit = result_from_cache(job, cfg, ch, fid, cache)
+        if hit is None:
+            settings = cfg["settings"]
+            scores, info = mmrf_scores(
+                design,
+                job.feature_set.block_names,
+                str(settings["metric"]),
+                float(settings["tie_tolerance"]),
+            )
+            arrays = {"predictions": scores, "n_modalities": info["n_modalities"]}
+            meta = fit_record(
+                job.model,
+                job.feature_set.name,
+                cfg["protocol"],
+                cfg,
+                ch,
+                library_versions(),
+                design.n,
+                design.data_origin,
+                modalities=info["modalities"],
+            )
+            cache.put(fid, arrays, meta)
+            hit = FitResult.of(job, cfg, ch, fid, scores, arrays, meta, False)
+        out.append(hit)
+    return out

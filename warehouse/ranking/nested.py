@@ -369,7 +369,6 @@ def run_ensembles(
         else:
             base = nested_base(design, job, cache, n_jobs, audit)
     outer_fit = base if base is not None else run_loocv(design, [job], cache, n_jobs, audit)[0]
-    outer = outer_fit.predictions
     ext_hash = hashlib.sha256(external.astype("<f8").tobytes()).hexdigest()
     short = mdl.SHORT_NAMES[job.model]
     out = []
@@ -388,61 +387,75 @@ def run_ensembles(
         }
         if job.cv is not None:  # LOOCV configurations (and fit ids) stay as they were
             cfg["cv"] = job.cv.config()
-        arrays: dict[str, np.ndarray] = {}
-        if kind == "nnls" and job.cv is not None:
-            fold_of = base.arrays["outer_fold"]
-            pred, w = nnls_kfold(
-                base.arrays["outer"], base.arrays["inner"], external, design.target, fold_of
-            )
-            arrays["nnls_weights"] = w[fold_of]  # one row per analog: its outer fold's weights
-            cfg["meta"] = {
-                "solver": "scipy.optimize.nnls",
-                "intercept": False,
-                "target": "panel_mean",
-                "rows": "the outer fold's training products (inner K-fold scores)",
-            }
-        elif kind == "nnls":
-            pred, w = nnls_oof(base.arrays["outer"], base.arrays["inner"], external, design.target)
-            arrays["nnls_weights"] = w
-            cfg["meta"] = {
-                "solver": "scipy.optimize.nnls",
-                "intercept": False,
-                "target": "panel_mean",
-            }
-        elif kind == "rank":
-            pred = rank_average(design.categories, outer, external)
-        elif kind == "mean":
-            pred = plain_mean(outer, external)
-        else:
-            raise ValueError(f"unknown ensemble kind {kind!r} (nnls, rank, mean)")
-        arrays["predictions"] = pred
-        ch = config_hash(cfg)
-        fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
-        meta: Mapping[str, object] = fit_record(
-            name,
-            job.feature_set.name,
-            ("nested_" if kind == "nnls" else "") + job.protocol,
-            cfg,
-            ch,
-            library_versions(),
-            design.n,
-            design.data_origin,
-        )
-        out.append(
-            FitResult(
-                name,
-                job.feature_set.name,
-                str(meta["protocol"]),
-                cfg,
-                ch,
-                fid,
-                pred,
-                arrays,
-                dict(meta),
-                outer_fit.from_cache,
-            )
-        )
+        arrays = _ensemble_arrays(design, job, kind, base, outer_fit.predictions, external, cfg)
+        out.append(_ensemble_result(design, job, name, kind, cfg, arrays, outer_fit.from_cache))
     return out
+
+
+def _ensemble_arrays(
+    design: Design, job: Job, kind: str, base, outer: np.ndarray, external: np.ndarray, cfg: dict
+) -> dict[str, np.ndarray]:
+    """The arrays of one ensemble (``predictions``, and the NNLS weights); an NNLS also records
+    its meta-learner in ``cfg['meta']``."""
+    arrays: dict[str, np.ndarray] = {}
+    if kind == "nnls" and job.cv is not None:
+        fold_of = base.arrays["outer_fold"]
+        pred, w = nnls_kfold(
+            base.arrays["outer"], base.arrays["inner"], external, design.target, fold_of
+        )
+        arrays["nnls_weights"] = w[fold_of]  # one row per analog: its outer fold's weights
+        cfg["meta"] = {
+            "solver": "scipy.optimize.nnls",
+            "intercept": False,
+            "target": "panel_mean",
+            "rows": "the outer fold's training products (inner K-fold scores)",
+        }
+    elif kind == "nnls":
+        pred, w = nnls_oof(base.arrays["outer"], base.arrays["inner"], external, design.target)
+        arrays["nnls_weights"] = w
+        cfg["meta"] = {
+            "solver": "scipy.optimize.nnls",
+            "intercept": False,
+            "target": "panel_mean",
+        }
+    elif kind == "rank":
+        pred = rank_average(design.categories, outer, external)
+    elif kind == "mean":
+        pred = plain_mean(outer, external)
+    else:
+        raise ValueError(f"unknown ensemble kind {kind!r} (nnls, rank, mean)")
+    arrays["predictions"] = pred
+    return arrays
+
+
+def _ensemble_result(
+    design: Design, job: Job, name: str, kind: str, cfg: dict, arrays: dict, from_cache: bool
+) -> FitResult:
+    """The :class:`.loocv.FitResult` of one ensemble (content-addressed like every fit)."""
+    ch = config_hash(cfg)
+    fid = fit_id(ch, design.fingerprint(job.feature_set.block_names))
+    meta: Mapping[str, object] = fit_record(
+        name,
+        job.feature_set.name,
+        ("nested_" if kind == "nnls" else "") + job.protocol,
+        cfg,
+        ch,
+        library_versions(),
+        design.n,
+        design.data_origin,
+    )
+    return FitResult(
+        name,
+        job.feature_set.name,
+        str(meta["protocol"]),
+        cfg,
+        ch,
+        fid,
+        arrays["predictions"],
+        arrays,
+        dict(meta),
+        from_cache,
+    )
 
 
 def fit_ensemble_bases(

@@ -43,21 +43,14 @@ def planted_signal_check(
     """One row per (model, draw): ``variant`` ``planted`` (draw 0, with its main-table BCa 95%
     CI) or ``permuted`` (draws 0..K-1, ``block`` shuffled inside each category with
     ``default_rng(seed + draw)``; no CI): pairwise accuracy, CI, whether it excludes .5."""
-    from warehouse.metrics import bca_ci, pairwise_accuracy
+    from warehouse.metrics import pairwise_accuracy
 
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
     jobs = [Job.of(m, feature_set) for m in models]
     rows = []
     for fit in run_loocv(design, jobs, cache, n_jobs):
-        point, lo, hi = bca_ci(
-            design.categories,
-            design.target,
-            fit.predictions,
-            metrics=("pairwise_accuracy",),
-            n_boot=n_boot,
-            seed=seed,
-        )["pairwise_accuracy"]
+        point, lo, hi = fit.pairwise_accuracy_ci(design, n_boot, seed)
         rows.append(_row(fit, design, "planted", 0, None, point, lo, hi))
     for k in range(n_permutations):
         d = design.permute_block_within_category(block, seed + k)

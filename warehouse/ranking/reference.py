@@ -107,38 +107,50 @@ def reference_scores(
         w = _logistic(*_rows(ztr, pairs), bt_solver)
         return _tournament(zte, cat_te, ztr, cat_tr, [w] * len(test))
     if model == "hierarchical_bt":
-        groups = list(mdl.HBT_GROUPS)
-        ws, ns = [], []
-        for g in groups:
-            gp = [p for p in pairs if grp[train][p[0]] == g]
-            ws.append(_logistic(*_rows(ztr, gp), bt_solver) if gp else np.zeros(ztr.shape[1]))
-            ns.append(2 * len(gp))
-        shr = bt.shrink_group_weights(groups, np.array(ws), np.array(ns))
-        per = [shr.w_shrunk[groups.index(g)] for g in grp[test]]
-        return _tournament(zte, cat_te, ztr, cat_tr, per)
+        return _hbt_scores(ztr, zte, cat_tr, cat_te, grp[train], grp[test], pairs, bt_solver)
     if model == "kernel_ranksvm":
-        from sklearn.svm import SVC
-
-        x, lab = _rows(ztr, pairs)
-        svc = SVC(
-            kernel="rbf",
-            C=1.0,
-            gamma="scale",
-            probability=True,
-            max_iter=5000,
-            random_state=mdl.SEED,
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # sklearn 1.9: probability=True
-            svc.fit(x, lab)
-        col = list(svc.classes_).index(1.0)
-        return np.array(
-            [
-                svc.predict_proba(zte[t] - ztr[cat_tr == cat_te[t]])[:, col].sum()
-                for t in range(len(test))
-            ]
-        )
+        return _ranksvm_scores(ztr, zte, cat_tr, cat_te, pairs)
     raise ValueError(f"no reference for {model!r}")
+
+
+def _hbt_scores(ztr, zte, cat_tr, cat_te, grp_tr, grp_te, pairs, bt_solver: str) -> np.ndarray:
+    """Hierarchical BT: one logistic fit per group's pairs, shrunk
+    (:func:`.bt.shrink_group_weights`); each test row is scored with its group's weights."""
+    groups = list(mdl.HBT_GROUPS)
+    ws, ns = [], []
+    for g in groups:
+        gp = [p for p in pairs if grp_tr[p[0]] == g]
+        ws.append(_logistic(*_rows(ztr, gp), bt_solver) if gp else np.zeros(ztr.shape[1]))
+        ns.append(2 * len(gp))
+    shr = bt.shrink_group_weights(groups, np.array(ws), np.array(ns))
+    per = [shr.w_shrunk[groups.index(g)] for g in grp_te]
+    return _tournament(zte, cat_te, ztr, cat_tr, per)
+
+
+def _ranksvm_scores(ztr, zte, cat_tr, cat_te, pairs) -> np.ndarray:
+    """Kernel RankSVM: ``SVC`` (RBF) on the pair differences; a test row's score sums its win
+    probabilities against the training rows of its category."""
+    from sklearn.svm import SVC
+
+    x, lab = _rows(ztr, pairs)
+    svc = SVC(
+        kernel="rbf",
+        C=1.0,
+        gamma="scale",
+        probability=True,
+        max_iter=5000,
+        random_state=mdl.SEED,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # sklearn 1.9: probability=True
+        svc.fit(x, lab)
+    col = list(svc.classes_).index(1.0)
+    return np.array(
+        [
+            svc.predict_proba(zte[t] - ztr[cat_tr == cat_te[t]])[:, col].sum()
+            for t in range(len(zte))
+        ]
+    )
 
 
 def reference_loocv(

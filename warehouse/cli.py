@@ -77,8 +77,8 @@ def build(
     """Load the sources, run dbt build (models + tests), validate, publish the DuckDB file
     atomically. Incremental by default: only what changed since the published build is reloaded
     and rebuilt (printed with the reason); one build at a time (a lock beside the file)."""
-    from warehouse.build import build as run_build
     from warehouse.config import load_settings
+    from warehouse.pipeline.run import build as run_build
 
     console = _console()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)
@@ -263,8 +263,8 @@ def quality(
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
     from rich.table import Table
 
-    from warehouse.build import ensure_manifest
     from warehouse.config import load_settings
+    from warehouse.pipeline.dbt import ensure_manifest
     from warehouse.quality.runner import report_paths, run_quality
 
     settings = load_settings(db_path=db)
@@ -407,8 +407,8 @@ def docs(
     ] = None,
 ) -> None:
     """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
-    from warehouse.build import write_dbt_docs
     from warehouse.config import load_settings
+    from warehouse.pipeline.dbt import write_dbt_docs
 
     out = write_dbt_docs(load_settings(db_path=db), out)
     _console().print(f"dbt docs written to {out}")

@@ -346,11 +346,12 @@ def verify(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by `tastebench release`.")],
 ) -> None:
     """Re-derive every published number of a release from its own files; fail on any mismatch."""
+    from warehouse.config import load_settings
     from warehouse.release.verify import VerifyError, verify_release
 
     console = _console()
     with _progress().status("verifying the release"):
-        report = verify_release(release_dir)
+        report = verify_release(release_dir, load_settings())
     if not report.ok:
         lines = "\n".join(f"  - {p}" for p in report.problems)
         raise VerifyError(

@@ -290,7 +290,7 @@ def run_quality(
     report_path: Path | None = None,
     history_path: Path | None = None,
     manifest: Path,
-    settings: Settings | None = None,
+    settings: Settings,
     trigger: str = "api",
     public_tables: Iterable[str] | None = None,
     published_as: Path | None = None,

@@ -20,8 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from warehouse.build import build  # noqa: E402
 from warehouse.config import apply_quiet_env, load_settings  # noqa: E402
+from warehouse.pipeline.run import build  # noqa: E402
 
 
 def main() -> None:

@@ -37,9 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from warehouse.build import build, default_nectar_bundle  # noqa: E402
 from warehouse.config import apply_quiet_env, load_settings  # noqa: E402
-from warehouse.orchestrate.state import state_dir  # noqa: E402
+from warehouse.pipeline.run import build, default_nectar_bundle  # noqa: E402
+from warehouse.pipeline.state import state_dir  # noqa: E402
 from warehouse.simulate.batch import add_year_batch  # noqa: E402
 
 TARGET_RATIO = 5.0

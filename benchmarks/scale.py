@@ -50,8 +50,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from warehouse.build import dbt_command  # noqa: E402
 from warehouse.config import ENV_DB, apply_quiet_env, load_settings  # noqa: E402
+from warehouse.pipeline.dbt import dbt_command  # noqa: E402
 
 DBT_STAGES: list[tuple[str, list[str]]] = [
     ("seeds_staging", ["--select", "resource_type:seed", "staging"]),

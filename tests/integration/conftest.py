@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_public_loaders import _write_v4_fixture
-from warehouse.build import BuildResult, build
 from warehouse.config import Settings, load_settings
+from warehouse.pipeline.record import BuildResult
+from warehouse.pipeline.run import build
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from warehouse.config import Settings, load_settings
-from warehouse.orchestrate.lock import read_holder
-from warehouse.orchestrate.state import state_dir
+from warehouse.pipeline.lock import read_holder
+from warehouse.pipeline.state import state_dir
 
 
 def copy_warehouse(settings: Settings, root: Path) -> Settings:

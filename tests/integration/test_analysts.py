@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.ops_helpers import copy_warehouse, hold_paused, start_build
 from warehouse.config import REPO_ROOT
-from warehouse.orchestrate.lock import is_locked
+from warehouse.pipeline.lock import is_locked
 
 pytestmark = pytest.mark.integration
 DOC = REPO_ROOT / "docs" / "analysts.md"

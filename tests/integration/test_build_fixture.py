@@ -11,8 +11,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from warehouse.build import BuildError, build
 from warehouse.errors import DataValidationError
+from warehouse.pipeline.dbt import BuildError
+from warehouse.pipeline.run import build
 from warehouse.sources import registry
 
 pytestmark = pytest.mark.integration

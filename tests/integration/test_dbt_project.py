@@ -14,7 +14,7 @@ import shutil
 import duckdb
 import pytest
 
-from warehouse.build import run_dbt
+from warehouse.pipeline.dbt import run_dbt
 from warehouse.quality import governance
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from warehouse.build import run_dbt
+from warehouse.pipeline.dbt import run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -28,10 +28,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-import warehouse.build as build_module
-from warehouse.build import build
+import warehouse.pipeline.run as build_module
 from warehouse.cli import app
 from warehouse.config import load_settings
+from warehouse.pipeline.run import build
 from warehouse.quality import governance
 from warehouse.quality.guards import GatedContext, guard_release_dir
 from warehouse.quality.guards.folders import read_db_file

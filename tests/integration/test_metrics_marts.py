@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from warehouse.build import BuildError, run_dbt
 from warehouse.cli import app
 from warehouse.config import build_record_path
 from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.evaluate.results_report import write_report
 from warehouse.metrics.core import TABLE2_METRICS
+from warehouse.pipeline.dbt import BuildError, run_dbt
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"

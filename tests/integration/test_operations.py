@@ -29,10 +29,10 @@ from tests.integration.ops_helpers import (
     start_build,
     wait_for,
 )
-from warehouse.build import build
 from warehouse.config import build_record_path
-from warehouse.orchestrate.lock import read_holder
-from warehouse.orchestrate.state import state_dir
+from warehouse.pipeline.lock import read_holder
+from warehouse.pipeline.run import build
+from warehouse.pipeline.state import state_dir
 from warehouse.quality.snapshot import compare_hashes, relation_hashes
 from warehouse.simulate.batch import add_year_batch
 

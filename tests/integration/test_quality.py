@@ -15,7 +15,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-import warehouse.build as build_module
+import warehouse.pipeline.run as build_module
 from warehouse.cli import app, main
 from warehouse.quality import governance
 

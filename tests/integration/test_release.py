@@ -22,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from warehouse.cli import app
+from warehouse.config import load_settings
 from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
 from warehouse.release import competition as comp
 from warehouse.release.gated import CODE_MAP
@@ -148,7 +149,7 @@ def test_public_duckdb_file_answers_sql_and_a_leak_planted_in_it_fails(
     where = f"{PUBLIC_DB}:benchmark.product_scores"
     assert {x.rule for x in v if x.table == where} >= {"panel_mean_shape"}, v
     assert all(x.table == where for x in v), v  # the released tables in the file stay clean
-    report = verify_release(bad)
+    report = verify_release(bad, load_settings())
     assert report.problems == [
         f"{PUBLIC_DB}: table benchmark.product_scores is not a released table"
     ]
@@ -229,7 +230,7 @@ def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
     lines[1] = ",".join(cells)
     path.write_text("".join(lines))
     write_manifest(bad)  # even with a recomputed manifest the re-derivation catches it
-    report = verify_release(bad)
+    report = verify_release(bad, load_settings())
     assert not report.ok
     named = [p for p in report.problems if p.startswith("metrics/model_metrics.csv: line 2")]
     assert named and "column point" in named[0]
@@ -241,7 +242,7 @@ def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
     )
     rows[1][3], rows[j][3] = rows[j][3], rows[1][3]
     products.write_text("".join(",".join(r) + "\n" for r in rows))
-    report = verify_release(bad)
+    report = verify_release(bad, load_settings())
     assert any(p.startswith("benchmark/products.csv: sha256 differs") for p in report.problems)
     assert any(p.startswith("benchmark/gold_pairs.csv: line") for p in report.problems)
     # the command exits non-zero and names the files

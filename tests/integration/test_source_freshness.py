@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.build import BuildError, run_dbt
+from warehouse.pipeline.dbt import BuildError, run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse import build as build_mod
 from warehouse.config import build_record_path, load_settings
 from warehouse.errors import ResourceError, resource_error
-from warehouse.orchestrate import state
+from warehouse.pipeline import dbt as dbt_mod
+from warehouse.pipeline import plan as planning
+from warehouse.pipeline import run as build_mod
+from warehouse.pipeline import state
 from warehouse.sources import load, nectar
 
 
@@ -42,8 +44,8 @@ def _stub_the_build_up_to_the_raw_load(monkeypatch, tmp_path: Path, failure: Exc
     monkeypatch.setattr(nectar, "simulation_scale", lambda b: 1)
     monkeypatch.setattr(state, "fingerprint", lambda *a: None)
     monkeypatch.setattr(state, "read_state", lambda p: None)
-    monkeypatch.setattr(state, "plan_build", lambda *a, **k: state.Plan("full", ["a test"]))
-    monkeypatch.setattr(state, "describe", lambda plan, log: None)
+    monkeypatch.setattr(planning, "plan_build", lambda *a, **k: planning.Plan("full", ["a test"]))
+    monkeypatch.setattr(planning, "describe", lambda plan, log: None)
     monkeypatch.setattr(load, "read_sources", lambda *a, **k: {})
     monkeypatch.setattr(load, "write_raw", full_disk)
 
@@ -112,8 +114,8 @@ def _run_results(target: Path, message: str) -> None:
 
 def test_a_failed_dbt_node_brings_its_own_error_line(tmp_path: Path) -> None:
     _run_results(tmp_path, "Runtime Error in model x\n  Python model failed:\n  boom: bad input\n")
-    err = build_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb")
-    assert isinstance(err, build_mod.BuildError)
+    err = dbt_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb")
+    assert isinstance(err, dbt_mod.BuildError)
     assert "failed fct_compound_embeddings (error): boom: bad input" in str(err)
     assert "unique_dim_products_key (fail): Got 3 results" in str(err)
     assert "dim_products (success)" not in str(err)
@@ -132,7 +134,7 @@ def test_a_failed_dbt_unit_test_is_named_with_its_model(tmp_path: Path) -> None:
          "message": "Runtime Error\n  Binder Error: Referenced column \"category\" not found\n"},
     ]  # fmt: skip
     (tmp_path / "target" / "run_results.json").write_text(json.dumps({"results": results}))
-    err = str(build_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb"))
+    err = str(dbt_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb"))
     assert (
         "fct_panel_means::panel_means_use_benchmark_years (fail): actual differs from expected"
         in err
@@ -144,7 +146,7 @@ def test_a_failed_dbt_unit_test_is_named_with_its_model(tmp_path: Path) -> None:
 def test_a_full_disk_inside_dbt_is_a_resource_error(tmp_path: Path) -> None:
     line = 'IO Error: Could not write file "/b/.w.duckdb.building": No space left on device'
     _run_results(tmp_path, f"Runtime Error in model fct_compound_embeddings\n  {line}")
-    err = build_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb")
+    err = dbt_mod.dbt_failure("build", tmp_path, tmp_path / "w.duckdb")
     assert isinstance(err, ResourceError)
     assert str(err).startswith(f"no space left on device while writing {tmp_path / 'w.duckdb'}")
     assert f"fct_compound_embeddings (error): {line}" in str(err)
@@ -186,7 +188,7 @@ def test_a_full_disk_inside_dbt_keeps_the_nodes_line_through_the_build(
 
     def dbt(args, s, db_path):
         _run_results(tmp_path / "dbt", f"Runtime Error\n  {line}")
-        raise build_mod.dbt_failure(args[0], tmp_path / "dbt", db_path)
+        raise dbt_mod.dbt_failure(args[0], tmp_path / "dbt", db_path)
 
     with pytest.raises(ResourceError, match=f"fct_compound_embeddings \\(error\\): {line}"):
         build_mod.build(settings, log=lambda m: None, dbt_runner=dbt)

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from warehouse.orchestrate.lock import BuildLock, BuildLocked, is_locked, lock_paths, read_holder
+from warehouse.pipeline.lock import BuildLock, BuildLocked, is_locked, lock_paths, read_holder
 
 HOLDER = """
 import sys
 from pathlib import Path
-from warehouse.orchestrate.lock import BuildLock
+from warehouse.pipeline.lock import BuildLock
 lock = BuildLock(Path(sys.argv[1]), log=lambda m: None, command="holder-process")
 lock.acquire()
 print("locked", flush=True)

@@ -12,9 +12,9 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from warehouse.build import write_build_record
 from warehouse.cli import app
 from warehouse.config import BUILD_RECORD, build_record_path, load_settings, read_build_record
+from warehouse.pipeline.record import write_build_record
 
 
 def _warehouse(path: Path) -> Path:

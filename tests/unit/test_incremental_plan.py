@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from warehouse.config import PACKAGE_DIR, REPO_ROOT, load_settings
-from warehouse.orchestrate import state
-from warehouse.orchestrate.state import Fingerprints, State, plan_build
+from warehouse.pipeline import state
+from warehouse.pipeline.plan import plan_build
+from warehouse.pipeline.state import Fingerprints, State
 from warehouse.sources import registry
 from warehouse.sources.load import readers
 

@@ -45,9 +45,9 @@ def build(
     """Load the sources, run dbt build (models + tests), validate, publish the DuckDB file
     atomically. Incremental by default: only what changed since the published build is reloaded
     and rebuilt (printed with the reason); one build at a time (a lock beside the file)."""
-    from warehouse.build import build as run_build
     from warehouse.config import load_settings, project_dir
     from warehouse.orchestrate.status import render_build
+    from warehouse.pipeline.run import build as run_build
 
     console = consoles.results()
     settings = load_settings(db_path=db, mirror=mirror, nectar_bundle=nectar)

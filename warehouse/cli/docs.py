@@ -17,8 +17,8 @@ def docs(
     ] = None,
 ) -> None:
     """Write the dbt documentation site (models, columns, tests, lineage) as one static page."""
-    from warehouse.build import write_dbt_docs
     from warehouse.config import load_settings, project_dir
+    from warehouse.pipeline.dbt import write_dbt_docs
 
     settings = load_settings(db_path=db)
     project_dir()  # the dbt project must be found before dbt runs

@@ -22,8 +22,8 @@ def quality(
     ] = None,
 ) -> None:
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
-    from warehouse.build import ensure_manifest
     from warehouse.config import load_settings, project_dir
+    from warehouse.pipeline.dbt import ensure_manifest
     from warehouse.quality.runner import print_summary, report_paths, run_quality
 
     settings = load_settings(db_path=db)

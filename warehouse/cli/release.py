@@ -43,12 +43,13 @@ def verify(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by `tastebench release`.")],
 ) -> None:
     """Re-derive every published number of a release from its own files; fail on any mismatch."""
+    from warehouse.config import load_settings
     from warehouse.release.summary import print_verified
     from warehouse.release.verify import verify_release
 
     console = consoles.results()
     with consoles.progress().status("verifying the release"):
-        report = verify_release(release_dir)
+        report = verify_release(release_dir, load_settings())
     print_verified(console, report)
 
 

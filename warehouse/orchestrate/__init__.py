@@ -1,8 +1,8 @@
-"""Operations around the build: one writer at a time (``lock``), what changed since the published
-warehouse and what to rebuild (``state``), what ``tastebench status`` shows (``status``) and the
-Dagster definitions of the optional ``orchestrate`` extra (``definitions``; imported only when
-Dagster is installed). See docs/operations.md.
+"""Operations around the build: what ``tastebench status`` shows (``status``) and the Dagster
+definitions of the optional ``orchestrate`` extra (``definitions``; imported only when Dagster is
+installed). See docs/operations.md.
 
-This package sits at the top layer with ``warehouse/build.py``: ``lock`` and ``state`` are used by
-the build; ``status`` and ``definitions`` call the build and read the quality gate's results.
+This package sits above :mod:`warehouse.pipeline` (the build machinery) and uses it: ``status``
+reads the lock and the build record and runs ``dbt source freshness`` through it; ``definitions``
+calls the build. The pipeline never imports this package.
 """

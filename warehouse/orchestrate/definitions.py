@@ -6,7 +6,7 @@
 * **Assets**: every raw table the build loads (keyed like dagster-dbt keys the dbt source that
   reads it) and every dbt model and seed (the specs dagster-dbt derives from the project's
   manifest with :data:`TRANSLATOR`), all produced by one multi-asset: its op runs
-  :func:`warehouse.build.build` — the lock, the incremental plan, the raw load, ``dbt build``
+  :func:`warehouse.pipeline.run.build` — the lock, the incremental plan, the raw load, ``dbt build``
   through ``DbtCliResource`` into the separate file, the quality gate and the atomic swap — and
   yields a materialization for each raw table reloaded and each model dbt rebuilt, after the swap
   (what an incremental build did not need to rebuild gets none: its data did not change). No
@@ -39,8 +39,9 @@ from dagster_dbt import (
     build_dbt_asset_specs,
 )
 
-from warehouse.build import build, dbt_failure, run_dbt
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, load_settings
+from warehouse.pipeline.dbt import dbt_failure, run_dbt
+from warehouse.pipeline.run import build
 
 ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
 JOB_NAME = "tastebench_build"
@@ -63,7 +64,7 @@ def project_manifest(settings: Settings | None = None) -> Path:
     warehouse's own (``tastebench.marts.dim_products``)."""
     from dbt.adapters.duckdb.credentials import DuckDBCredentials
 
-    from warehouse.orchestrate.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
+    from warehouse.pipeline.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
 
     settings = settings or load_settings()
     work = settings.build_dir / "dagster"
@@ -328,7 +329,7 @@ def bundle_candidates(watch_dir: Path) -> list[Path]:
 
 def bundle_hash(bundle: Path) -> str:
     """Content hash of a bundle (every file, by relative path): the sensor's cursor."""
-    from warehouse.orchestrate.state import _tree, files_hash
+    from warehouse.pipeline.state import _tree, files_hash
 
     return files_hash(bundle, _tree(bundle))
 

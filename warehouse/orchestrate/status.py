@@ -36,7 +36,7 @@ def running_build(settings: Settings) -> dict | None:
     """The build holding the lock right now (its record), or None."""
     from dataclasses import asdict
 
-    from warehouse.orchestrate.lock import is_locked, read_holder
+    from warehouse.pipeline.lock import is_locked, read_holder
 
     if not is_locked(settings.db_path):
         return None
@@ -47,7 +47,7 @@ def running_build(settings: Settings) -> dict | None:
 def source_freshness(settings: Settings) -> list[dict]:
     """``dbt source freshness`` over a copy of the published file: one row per source table that
     declares a freshness policy (status pass | warn | error | runtime error, max loaded-at, age)."""
-    from warehouse.build import dbt_command
+    from warehouse.pipeline.dbt import dbt_command
 
     if not settings.db_path.exists():
         return []

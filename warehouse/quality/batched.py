@@ -36,6 +36,7 @@ table. Row numbers in examples are positions in DuckDB's scan order, as in the w
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -141,16 +142,150 @@ def _failed_with_exception(r) -> bool:
     return any(isinstance(v, dict) and v.get("raised_exception") for v in info.values())
 
 
-def validate_in_batches(
-    gxr, con, suite, query: str, params: dict, batch_rows: int = BATCH_ROWS, model: str = ""
-) -> tuple[list[CheckRow], int]:
-    """The rows ``rows_from_validation`` would give for ``suite`` on the whole result of
-    ``query``, computed batch by batch (module docstring); also the number of batches."""
-    from warehouse.quality.expectations import group_counts_outcome, group_row_counts
+class _Combiner:
+    """One expectation's per-batch results, combined as its kind says (module docstring). A
+    batch whose validation raised ends the combination: that result is reported as it is."""
 
-    for e in suite.expectations:
-        combine_kind(e)
-    # duplicated keys, found by DuckDB before the stream starts (one statement at a time)
+    def __init__(self, cfg) -> None:
+        self.cfg = cfg
+        self.acc: dict = {}
+        self.exception: Any = None
+
+    def take(self, r, batch: pd.DataFrame, stash: list[pd.DataFrame]) -> None:
+        if self.exception is not None:
+            return
+        if _failed_with_exception(r):
+            self.exception = r
+            return
+        self.add(r, dict(r.result or {}), batch, stash)
+
+    def add(self, r, result: dict, batch: pd.DataFrame, stash: list[pd.DataFrame]) -> None:
+        raise NotImplementedError
+
+    def outcome(self) -> tuple[bool, dict]:
+        """(success, result) on the whole table."""
+        raise NotImplementedError
+
+    def result(self):
+        if self.exception is not None:
+            return self.exception
+        ok, res = self.outcome()
+        return SimpleNamespace(
+            expectation_config=self.cfg, result=res, success=ok, exception_info={}
+        )
+
+
+class _Schema(_Combiner):
+    """The first failing batch's result, else the first batch's."""
+
+    success = True
+
+    def add(self, r, result, batch, stash) -> None:
+        if not self.acc or (self.success and not r.success):
+            self.acc, self.success = result, bool(r.success)
+
+    def outcome(self) -> tuple[bool, dict]:
+        return self.success, self.acc
+
+
+class _Map(_Combiner):
+    """Counts add up; the first unexpected rows in table order are the examples."""
+
+    def add(self, r, result, batch, stash) -> None:
+        _add_counts(self.acc, result)
+        _merge_partial(self.acc, result)
+        idx = list(result.get("partial_unexpected_index_list") or [])[:EXAMPLE_LIMIT]
+        if idx:
+            stash.append(batch.loc[idx])
+
+    def outcome(self) -> tuple[bool, dict]:
+        mostly = dict(self.cfg.kwargs).get("mostly")
+        return _map_success(self.acc, 1.0 if mostly is None else float(mostly)), self.acc
+
+
+class _Unique(_Map):
+    """Counts add up over the batches; the unexpected rows come from GX on the rows whose key is
+    duplicated in the table (:meth:`finish`)."""
+
+    def add(self, r, result, batch, stash) -> None:
+        _add_counts(self.acc, result)
+
+    def finish(self, gxr, params: dict, dup_rows: dict, masked: set[str], stash: list) -> None:
+        if self.exception is not None:
+            return
+        cols = tuple(_key_columns(dict(self.cfg.kwargs)))
+        self.acc["unexpected_count"] = 0
+        self.acc.pop("partial_unexpected_list", None)
+        self.acc.pop("partial_unexpected_index_list", None)
+        if not dup_rows.get(cols):
+            return
+        rows = pl.concat(dup_rows[cols])
+        batch = gx_batch(rows.drop(ROW), masked=masked)
+        batch.index = pd.Index(rows[ROW].to_list())
+        (r,) = gxr.validate(batch, _single_suite(gxr, self.cfg), params).results
+        if _failed_with_exception(r):
+            self.exception = r
+            return
+        result = dict(r.result or {})
+        self.acc["unexpected_count"] = int(result.get("unexpected_count") or 0)
+        _merge_partial(self.acc, result)
+        idx = list(result.get("partial_unexpected_index_list") or [])[:EXAMPLE_LIMIT]
+        stash.append(batch.loc[idx])
+
+
+class _Query(_Combiner):
+    """Row-wise: counts add up, the examples are the first rows."""
+
+    def add(self, r, result, batch, stash) -> None:
+        _add_counts(self.acc, result)
+        examples = list(result.get("partial_unexpected_list") or [])
+        self.acc["partial_unexpected_list"] = (
+            self.acc.get("partial_unexpected_list", []) + examples
+        )[:QUERY_EXAMPLES]
+
+    def outcome(self) -> tuple[bool, dict]:
+        n = self.acc.get("unexpected_count", 0)
+        return n == 0, {
+            "observed_value": f"{n} unexpected row(s)",
+            "element_count": self.acc.get("element_count", 0),
+            "unexpected_count": n,
+            "partial_unexpected_list": self.acc.get("partial_unexpected_list", []),
+        }
+
+
+class _Groups(_Combiner):
+    """Rows per group add up; the outcome is computed once on the sums."""
+
+    def __init__(self, cfg) -> None:
+        super().__init__(cfg)
+        self.totals: dict[str, int] = {}
+
+    def add(self, r, result, batch, stash) -> None:
+        from warehouse.quality.expectations import group_row_counts
+
+        cols = list(dict(r.expectation_config.kwargs)["group_by"])
+        for g, n in group_row_counts(batch, cols).items():
+            self.totals[g] = self.totals.get(g, 0) + n
+
+    def outcome(self) -> tuple[bool, dict]:
+        from warehouse.quality.expectations import group_counts_outcome
+
+        outcome = group_counts_outcome(self.totals, dict(self.cfg.kwargs))
+        return outcome["success"], outcome["result"]
+
+
+_COMBINERS: dict[str, type[_Combiner]] = {
+    "schema": _Schema,
+    "map": _Map,
+    "unique": _Unique,
+    "query": _Query,
+    "groups": _Groups,
+}
+
+
+def _duplicated_keys(con, suite, query: str) -> dict[tuple, pl.DataFrame]:
+    """Key columns of each uniqueness expectation -> its keys that occur more than once, found by
+    DuckDB before the stream starts (one statement at a time)."""
     dup_keys: dict[tuple, pl.DataFrame] = {}
     for e in suite.expectations:
         if COMBINE[e.expectation_type] == "unique":
@@ -159,131 +294,77 @@ def validate_in_batches(
             keys = con.sql(f"select {sql} from ({query}) group by all having count(*) > 1").pl()
             if keys.height:
                 dup_keys[tuple(cols)] = keys
+    return dup_keys
+
+
+def _batches(con, query: str, batch_rows: int) -> Iterator[tuple[int, pl.DataFrame]]:
+    """(global row number of its first row, batch) for each non-empty batch, in table order; the
+    stream has a connection of its own (DuckDB: one result each)."""
+    offset = 0
+    cursor = con.cursor()
+    try:
+        for record_batch in cursor.sql(query).to_arrow_reader(batch_rows):
+            frame = pl.from_arrow(record_batch)
+            if not isinstance(frame, pl.DataFrame) or frame.is_empty():
+                continue
+            yield offset, frame
+            offset += frame.height
+    finally:
+        cursor.close()
+
+
+def _take_batch(
+    combiners: dict[str, _Combiner], validation, batch: pd.DataFrame, stash: list
+) -> None:
+    """Hand each result of a batch's validation to its expectation's combiner (created on the
+    first batch, in GX's result order; the same expectation twice in a suite: two keys)."""
+    seen: dict[str, int] = {}
+    for r in validation.results:
+        base = _config_key(r.expectation_config)
+        seen[base] = seen.get(base, 0) + 1
+        key = f"{base}#{seen[base]}"
+        kind = combine_kind_of(r.expectation_config.type)
+        if key not in combiners:
+            combiners[key] = _COMBINERS[kind](r.expectation_config)
+        combiners[key].take(r, batch, stash)
+
+
+def _duplicated_rows(
+    dup_keys: dict[tuple, pl.DataFrame], frame: pl.DataFrame, offset: int, dup_rows: dict
+) -> None:
+    """The rows of a batch whose key is duplicated in the table, with their row numbers."""
+    for cols, keys in dup_keys.items():
+        rows = frame.with_row_index(ROW, offset=offset).join(
+            keys, on=list(cols), how="semi", nulls_equal=True
+        )
+        if rows.height:
+            dup_rows[cols].append(rows)
+
+
+def validate_in_batches(
+    gxr, con, suite, query: str, params: dict, batch_rows: int = BATCH_ROWS, model: str = ""
+) -> tuple[list[CheckRow], int]:
+    """The rows ``rows_from_validation`` would give for ``suite`` on the whole result of
+    ``query``, computed batch by batch (module docstring); also the number of batches."""
+    for e in suite.expectations:
+        combine_kind(e)
+    dup_keys = _duplicated_keys(con, suite, query)
     head = con.sql(f"select * from ({query}) limit 0").pl()
     masked = _masked_columns(con, query, dict(head.schema))
-
-    order: list[str] = []  # config keys in GX's result order (from the first batch)
-    configs: dict[str, Any] = {}
-    kind_of: dict[str, str] = {}
-    acc: dict[str, dict] = {}
-    success: dict[str, bool] = {}
-    exception: dict[str, Any] = {}
-    groups: dict[str, dict[str, int]] = {}
+    combiners: dict[str, _Combiner] = {}  # in GX's result order (from the first batch)
     dup_rows: dict[tuple, list[pl.DataFrame]] = {k: [] for k in dup_keys}
     stash: list[pd.DataFrame] = []  # example rows of failed batches (a few per expectation)
-
-    offset, n_batches = 0, 0
-    cursor = con.cursor()  # the stream has a connection of its own (DuckDB: one result each)
-    reader = cursor.sql(query).to_arrow_reader(batch_rows)
-    for record_batch in reader:
-        frame = pl.from_arrow(record_batch)
-        if not isinstance(frame, pl.DataFrame) or frame.is_empty():
-            continue
+    n_batches = 0
+    for offset, frame in _batches(con, query, batch_rows):
         n_batches += 1
         batch = gx_batch(frame, masked=masked)
         batch.index = pd.RangeIndex(offset, offset + frame.height)
-        validation = gxr.validate(batch, suite, params)
-        seen: dict[str, int] = {}  # the same expectation twice in a suite: two keys
-        for r in validation.results:
-            base = _config_key(r.expectation_config)
-            seen[base] = seen.get(base, 0) + 1
-            key = f"{base}#{seen[base]}"
-            kind = combine_kind_of(r.expectation_config.type)
-            result = dict(r.result or {})
-            if key not in configs:
-                order.append(key)
-                configs[key], kind_of[key], acc[key], success[key] = (
-                    r.expectation_config,
-                    kind,
-                    {},
-                    True,
-                )
-            if key in exception:
-                continue
-            if _failed_with_exception(r):
-                exception[key] = r
-                continue
-            if kind == "schema":
-                if not acc[key] or (success[key] and not r.success):
-                    acc[key], success[key] = result, bool(r.success)
-            elif kind == "groups":
-                cols = list(dict(r.expectation_config.kwargs)["group_by"])
-                totals = groups.setdefault(key, {})
-                for g, n in group_row_counts(batch, cols).items():
-                    totals[g] = totals.get(g, 0) + n
-            elif kind == "query":
-                _add_counts(acc[key], result)
-                examples = list(result.get("partial_unexpected_list") or [])
-                acc[key]["partial_unexpected_list"] = (
-                    acc[key].get("partial_unexpected_list", []) + examples
-                )[:QUERY_EXAMPLES]
-            else:  # map and unique (unique: counts only; its unexpected rows come below)
-                _add_counts(acc[key], result)
-                if kind == "map":
-                    _merge_partial(acc[key], result)
-                    idx = list(result.get("partial_unexpected_index_list") or [])[:EXAMPLE_LIMIT]
-                    if idx:
-                        stash.append(batch.loc[idx])
-        for cols, keys in dup_keys.items():
-            rows = frame.with_row_index(ROW, offset=offset).join(
-                keys, on=list(cols), how="semi", nulls_equal=True
-            )
-            if rows.height:
-                dup_rows[cols].append(rows)
-        offset += frame.height
-    cursor.close()
-
-    # the unique expectations: GX on the rows with a duplicated key (with their row numbers)
-    for key in order:
-        if kind_of[key] != "unique" or key in exception:
-            continue
-        cfg = configs[key]
-        cols = tuple(_key_columns(dict(cfg.kwargs)))
-        acc[key]["unexpected_count"] = 0
-        acc[key].pop("partial_unexpected_list", None)
-        acc[key].pop("partial_unexpected_index_list", None)
-        if dup_rows.get(cols):
-            rows = pl.concat(dup_rows[cols])
-            batch = gx_batch(rows.drop(ROW), masked=masked)
-            batch.index = pd.Index(rows[ROW].to_list())
-            (r,) = gxr.validate(batch, _single_suite(gxr, cfg), params).results
-            if _failed_with_exception(r):
-                exception[key] = r
-                continue
-            result = dict(r.result or {})
-            acc[key]["unexpected_count"] = int(result.get("unexpected_count") or 0)
-            _merge_partial(acc[key], result)
-            idx = list(result.get("partial_unexpected_index_list") or [])[:EXAMPLE_LIMIT]
-            stash.append(batch.loc[idx])
-
-    results = []
-    for key in order:
-        cfg, kind = configs[key], kind_of[key]
-        if key in exception:
-            results.append(exception[key])
-            continue
-        kw = dict(cfg.kwargs)
-        res = acc[key]
-        if kind == "groups":
-            outcome = group_counts_outcome(groups.get(key, {}), kw)
-            ok, res = outcome["success"], outcome["result"]
-        elif kind == "query":
-            n = res.get("unexpected_count", 0)
-            ok = n == 0
-            res = {
-                "observed_value": f"{n} unexpected row(s)",
-                "element_count": res.get("element_count", 0),
-                "unexpected_count": n,
-                "partial_unexpected_list": res.get("partial_unexpected_list", []),
-            }
-        elif kind == "schema":
-            ok = success[key]
-        else:
-            mostly = kw.get("mostly")
-            ok = _map_success(res, 1.0 if mostly is None else float(mostly))
-        results.append(
-            SimpleNamespace(expectation_config=cfg, result=res, success=ok, exception_info={})
-        )
+        _take_batch(combiners, gxr.validate(batch, suite, params), batch, stash)
+        _duplicated_rows(dup_keys, frame, offset, dup_rows)
+    for combiner in combiners.values():
+        if isinstance(combiner, _Unique):
+            combiner.finish(gxr, params, dup_rows, masked, stash)
+    results = [combiner.result() for combiner in combiners.values()]
     examples = pd.concat(stash) if stash else None
     if examples is not None:
         examples = examples[~examples.index.duplicated()]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from warehouse.config import Settings, load_settings
+from warehouse.config import Settings
 
 _SETTINGS: ContextVar[Settings | None] = ContextVar("quality_settings", default=None)
 
@@ -25,8 +25,10 @@ BENCHMARK_SCALE = {"scale": "benchmark"}
 
 
 @contextmanager
-def use_settings(settings: Settings | None) -> Iterator[None]:
-    """Settings (data mirror) for suites that read registered files, e.g. the Croissant JSON."""
+def use_settings(settings: Settings) -> Iterator[None]:
+    """Settings (data mirror) for suites that read registered files, e.g. the Croissant JSON; the
+    runner sets them from its caller's (library code never loads settings itself,
+    docs/architecture.md "Settings and the build folder")."""
     token = _SETTINGS.set(settings)
     try:
         yield
@@ -40,7 +42,13 @@ def croissant_columns(file_name: str) -> dict[str, str]:
     from warehouse.sources import registry
     from warehouse.sources.croissant import record_sets
 
-    path = registry.resolve("tastebench_nectar_croissant", _SETTINGS.get() or load_settings())
+    settings = _SETTINGS.get()
+    if settings is None:
+        raise RuntimeError(
+            "a suite read a registered file without settings: build it inside "
+            "warehouse.quality.contracts.use_settings(settings) (run_quality does)"
+        )
+    path = registry.resolve("tastebench_nectar_croissant", settings)
     return {f.name: f.kind for f in record_sets(path)[file_name]}
 
 

@@ -143,8 +143,21 @@ def _row_html(r: CheckRow, with_example: bool) -> str:
 
 
 def render(result: QualityResult, history: list[dict]) -> str:
-    from warehouse.quality import public_tables as pt
+    """The HTML report: header, failures, trends, suites, public tables, details, timings."""
+    parts = [
+        *_header(result),
+        *_failures(result),
+        *_trends(result, history),
+        *_suites(result),
+        *_public_tables(result),
+        *_details(result),
+    ]
+    timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
+    parts.append(f"<p class='muted'>timings (s): {_e(timings)}</p></body></html>")
+    return "\n".join(parts)
 
+
+def _header(result: QualityResult) -> list[str]:
     s = result.summary()
     ok = result.success
     parts = [
@@ -167,8 +180,12 @@ def render(result: QualityResult, history: list[dict]) -> str:
             "(calibrated to public aggregates): the checks validate the pipeline, and no number "
             "computed from them is a real result.</div>"
         )
+    return parts
+
+
+def _failures(result: QualityResult) -> list[str]:
     failures = result.failures
-    parts.append(f"<h2>Failures ({len(failures)})</h2>")
+    parts = [f"<h2>Failures ({len(failures)})</h2>"]
     if failures:
         parts.append(
             "<table><tr><th>suite</th><th>expectation</th><th>column</th><th>status</th>"
@@ -182,8 +199,11 @@ def render(result: QualityResult, history: list[dict]) -> str:
         parts.append("</table>")
     else:
         parts.append("<p class='passed'>No failed expectation and no guard violation.</p>")
+    return parts
 
-    parts.append("<h2>Trends across runs</h2>")
+
+def _trends(result: QualityResult, history: list[dict]) -> list[str]:
+    parts = ["<h2>Trends across runs</h2>"]
     if result.history_path:
         parts.append(
             f"<p class='muted'>history: {_e(result.history_path)} ({len(history)} runs)</p>"
@@ -192,11 +212,14 @@ def render(result: QualityResult, history: list[dict]) -> str:
         parts.append(
             f"<h3>{_e(title)}</h3><img alt='{_e(title)}' src='data:image/png;base64,{png}'>"
         )
+    return parts
 
-    parts.append(
+
+def _suites(result: QualityResult) -> list[str]:
+    parts = [
         "<h2>Suites</h2><table><tr><th>suite</th><th>kind</th><th>model</th><th>status</th>"
         "<th>passed</th><th>failed</th><th>skipped</th><th>seconds</th></tr>"
-    )
+    ]
     for sr in result.suites:
         status = "passed" if sr.success else ("error" if sr.error else "failed")
         parts.append(
@@ -206,8 +229,13 @@ def render(result: QualityResult, history: list[dict]) -> str:
             f"<td>{sr.count('skipped')}</td><td>{sr.seconds:.2f}</td></tr>"
         )
     parts.append("</table>")
+    return parts
 
-    parts.append("<h2>Public tables</h2><p>Guarded as public (docs/benchmark.md §7):</p><ul>")
+
+def _public_tables(result: QualityResult) -> list[str]:
+    from warehouse.quality import public_tables as pt
+
+    parts = ["<h2>Public tables</h2><p>Guarded as public (docs/benchmark.md §7):</p><ul>"]
     for t in result.public_tables:
         parts.append(f"<li>{_e(t)}</li>")
     for c in pt.PUBLIC_CANDIDATES:
@@ -218,8 +246,11 @@ def render(result: QualityResult, history: list[dict]) -> str:
     for t, why in result.gated_tables.items():
         parts.append(f"<li>{_e(t)} <span class='muted'>{_e(why)}</span></li>")
     parts.append("</ul>")
+    return parts
 
-    parts.append("<h2>Details</h2>")
+
+def _details(result: QualityResult) -> list[str]:
+    parts = ["<h2>Details</h2>"]
     for sr in result.suites:
         parts.append(
             f"<details id='{_anchor(sr.suite)}' {'open' if not sr.success else ''}>"
@@ -229,9 +260,7 @@ def render(result: QualityResult, history: list[dict]) -> str:
         )
         parts += [_row_html(r, True) for r in sr.rows]
         parts.append("</table></details>")
-    timings = ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items())
-    parts.append(f"<p class='muted'>timings (s): {_e(timings)}</p></body></html>")
-    return "\n".join(parts)
+    return parts
 
 
 def write_report(result: QualityResult, history: list[dict], path: Path) -> Path:

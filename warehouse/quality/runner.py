@@ -169,25 +169,44 @@ def public_frames(con, ctx, public_tables: Iterable[str]) -> dict[str, pl.DataFr
 
 
 def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]:
-    from warehouse.quality import guards
-    from warehouse.quality.expectations import (
-        GUARD_CONTEXTS,
-        ExpectTableToPassDeidentificationGuards,
-    )
-
+    """The de-identification guards: each public table (stored or candidate) on its own, then the
+    set-level rules over all of them; a failed setup is one error result."""
     t0 = time.perf_counter()
     try:
-        ctx = guards.GatedContext.from_warehouse(con)
-        products = con.sql("select category, product_code, is_analog from marts.dim_products").pl()
-        # a throwaway permutation for the candidates; the release draws and stores the real one
-        ctx = ctx.with_code_map(guards.draw_public_codes(products, ctx))
-        frames = public_frames(con, ctx, public_tables)
+        ctx, frames = _guard_inputs(con, public_tables)
     except Exception as exc:
         msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         row = CheckRow(
             SET_SUITE, "(public set)", "guard", "guard_setup", "error", observed_value=msg
         )
         return [SuiteResult(SET_SUITE, "(public set)", "guard", [row], error=msg)]
+    out = _table_guards(gxr, frames, ctx)
+    t1 = time.perf_counter()
+    out.append(_set_guards(frames, ctx, t1))
+    if out:
+        out[0].seconds += t1 - t0 - sum(s.seconds for s in out)  # context setup time
+    return out
+
+
+def _guard_inputs(con, public_tables: Iterable[str]) -> tuple:
+    """(the gated context with a throwaway code map, the public frames) the guards check."""
+    from warehouse.quality import guards
+
+    ctx = guards.GatedContext.from_warehouse(con)
+    products = con.sql("select category, product_code, is_analog from marts.dim_products").pl()
+    # a throwaway permutation for the candidates; the release draws and stores the real one
+    ctx = ctx.with_code_map(guards.draw_public_codes(products, ctx))
+    return ctx, public_frames(con, ctx, public_tables)
+
+
+def _table_guards(gxr: _GX, frames: dict[str, pl.DataFrame], ctx) -> list[SuiteResult]:
+    """One GX suite per public table: the table-level guard rules."""
+    from warehouse.quality import guards
+    from warehouse.quality.expectations import (
+        GUARD_CONTEXTS,
+        ExpectTableToPassDeidentificationGuards,
+    )
+
     key = uuid.uuid4().hex
     GUARD_CONTEXTS[key] = ctx
     out = []
@@ -211,7 +230,13 @@ def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]
             out.append(res)
     finally:
         GUARD_CONTEXTS.pop(key, None)
-    t1 = time.perf_counter()
+    return out
+
+
+def _set_guards(frames: dict[str, pl.DataFrame], ctx, t1: float) -> SuiteResult:
+    """The set-level rules over all public frames (one row per rule); timed from ``t1``."""
+    from warehouse.quality import guards
+
     set_result = SuiteResult(SET_SUITE, "(public set)", "guard")
     for rule, fn in guards.SET_RULES.items():
         found = fn(frames, ctx)
@@ -232,10 +257,7 @@ def run_guards(gxr: _GX, con, public_tables: Iterable[str]) -> list[SuiteResult]
             )
         )
     set_result.seconds = time.perf_counter() - t1
-    out.append(set_result)
-    if out:
-        out[0].seconds += t1 - t0 - sum(s.seconds for s in out)  # context setup time
-    return out
+    return set_result
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -307,7 +329,7 @@ def run_quality(
     report_path: Path | None = None,
     history_path: Path | None = None,
     manifest: Path,
-    settings: Settings | None = None,
+    settings: Settings,
     trigger: str = "api",
     public_tables: Iterable[str] | None = None,
     published_as: Path | None = None,
@@ -329,7 +351,6 @@ def run_quality(
     import duckdb
 
     from warehouse.quality import governance
-    from warehouse.quality.contracts import use_settings
 
     t0 = time.perf_counter()
     say = log or (lambda m: None)
@@ -344,21 +365,7 @@ def run_quality(
     con = duckdb.connect(str(db_path), read_only=not write_table)
     try:
         origin = _data_origin(con)
-        say("loading Great Expectations")
-        t = time.perf_counter()
-        gxr = _GX()
-        timings["gx_import_s"] = time.perf_counter() - t
-        suites: list[SuiteResult] = []
-        t = time.perf_counter()
-        with use_settings(settings):
-            for mod in load_suite_modules():
-                say(f"validating {mod.MODEL}")
-                suites.append(run_suite_module(gxr, con, mod, origin, batch_rows))
-        timings["suites_s"] = time.perf_counter() - t
-        say("running de-identification guards")
-        t = time.perf_counter()
-        suites += run_guards(gxr, con, tables)
-        timings["guards_s"] = time.perf_counter() - t
+        suites = _validate(con, origin, tables, settings, batch_rows, timings, say)
         result = QualityResult(
             run_id=uuid.uuid4().hex[:12],
             run_at=datetime.now(UTC),
@@ -376,6 +383,48 @@ def run_quality(
     finally:
         con.close()
     result.seconds = time.perf_counter() - t0
+    _write_history_and_report(result, history_path, report_path, timings)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _validate(
+    con,
+    origin: str,
+    tables: tuple[str, ...],
+    settings: Settings,
+    batch_rows: int,
+    timings: dict[str, float],
+    say: Callable[[str], None],
+) -> list[SuiteResult]:
+    """Every suite module on its model, then the guards on ``tables``; timed into ``timings``."""
+    from warehouse.quality.contracts import use_settings
+
+    say("loading Great Expectations")
+    t = time.perf_counter()
+    gxr = _GX()
+    timings["gx_import_s"] = time.perf_counter() - t
+    suites: list[SuiteResult] = []
+    t = time.perf_counter()
+    with use_settings(settings):
+        for mod in load_suite_modules():
+            say(f"validating {mod.MODEL}")
+            suites.append(run_suite_module(gxr, con, mod, origin, batch_rows))
+    timings["suites_s"] = time.perf_counter() - t
+    say("running de-identification guards")
+    t = time.perf_counter()
+    suites += run_guards(gxr, con, tables)
+    timings["guards_s"] = time.perf_counter() - t
+    return suites
+
+
+def _write_history_and_report(
+    result: QualityResult,
+    history_path: Path | None,
+    report_path: Path | None,
+    timings: dict[str, float],
+) -> None:
+    """Append the history line and write the HTML report (with the history so far), where asked."""
     history = []
     if history_path is not None:
         result.history_path = Path(history_path)
@@ -388,5 +437,3 @@ def run_quality(
         result.report_path = Path(report_path)
         write_report(result, history or [result.summary()], result.report_path)
         timings["report_s"] = time.perf_counter() - t
-    result.seconds = time.perf_counter() - t0
-    return result

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from warehouse import __version__
+from warehouse.config import Settings
 from warehouse.files import atomic_dir
 from warehouse.release import derive
 from warehouse.release.croissant import build_croissant, build_time, write_croissant
@@ -403,11 +404,11 @@ def export_release(
     *,
     db_path: Path,
     gated_dir: Path,
-    settings=None,
+    settings: Settings,
     log: Callable[[str], None] = lambda m: None,
 ) -> ReleaseResult:
     """Write the release into ``out_dir`` (new or empty) or raise without writing anything.
-    ``settings``: where the upstream TasteBench files are fetched (default: the environment)."""
+    ``settings``: where the upstream TasteBench files are fetched."""
     import duckdb
 
     from warehouse.quality.guards import GatedContext, guard_release_dir, raise_for_violations

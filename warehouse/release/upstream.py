@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from warehouse.config import Settings
 from warehouse.release.schema import UPSTREAM_FILES
 from warehouse.release.tables import POLARS_TYPES, ReleaseError
 
@@ -63,7 +64,7 @@ def _read(path, what: str) -> pl.DataFrame:
         raise ValueError(f"{what}: {path} cannot be read ({exc})") from exc
 
 
-def load_upstream(listing: pl.DataFrame, settings=None) -> tuple[Upstream, list[str]]:
+def load_upstream(listing: pl.DataFrame, settings: Settings) -> tuple[Upstream, list[str]]:
     """Fetch every listed file by hash and read it; ``(upstream, problems)``. A file whose listed
     sha256 is not the registry's pin, that cannot be fetched, or whose rows differ is a problem
     naming ``metrics/upstream_files.csv`` and the dataset."""

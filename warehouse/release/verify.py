@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from warehouse.config import Settings
 from warehouse.files import sha256_file
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
@@ -109,7 +110,7 @@ def release_specs(root: Path) -> dict[str, TableSpec]:
     return specs
 
 
-def read_release_tables(root: Path, settings=None) -> ReleaseTables:
+def read_release_tables(root: Path, settings: Settings) -> ReleaseTables:
     """Every table of the release (polars, typed by its spec) and the upstream files its
     ``metrics/upstream_files.csv`` references (fetched by hash with ``settings``' mirror)."""
     specs = release_specs(root)
@@ -298,9 +299,9 @@ def check_parquet(t: ReleaseTables) -> list[str]:
     return out
 
 
-def verify_release(root: Path, settings=None) -> VerifyReport:
+def verify_release(root: Path, settings: Settings) -> VerifyReport:
     """Run tiers 1 and 2 on the release at ``root``; the report lists every mismatch.
-    ``settings``: where the upstream files are fetched from (default: the environment's)."""
+    ``settings``: where the upstream files are fetched from."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise VerifyError(

@@ -47,7 +47,7 @@ Reader = Callable[[], list[RawTable]]
 
 def readers(settings: Settings, nectar_root: Path) -> list[tuple[str, str, Reader]]:
     """(source name, label, reader) of every loader. The names are the sources the incremental
-    build fingerprints (warehouse/orchestrate/state.py)."""
+    build fingerprints (warehouse/pipeline/state.py)."""
     return [
         ("nectar", "NECTAR bundle", lambda: nectar_tables(nectar_root, settings)),
         ("fartdb", "FartDB splits", lambda: read_fartdb(settings)),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from warehouse.config import Settings, load_settings
+from warehouse.config import Settings
 from warehouse.errors import DatasetError, DatasetHashError
 from warehouse.files import sha256_file
 
@@ -79,9 +79,8 @@ def verify(dataset: Dataset, path: Path) -> Path:
     return path
 
 
-def resolve(key: str, settings: Settings | None = None) -> Path:
+def resolve(key: str, settings: Settings) -> Path:
     """Local, verified path of a registered dataset (mirror first, else upstream via pooch)."""
-    settings = settings or load_settings()
     dataset = get(key)
     if settings.mirror is not None:
         local = settings.mirror / dataset.path

@@ -79,6 +79,10 @@ def dense_columns(frame: pl.DataFrame) -> list[str]:
 
 
 def check_cross_block_key(table: str, frame, ctx: GatedContext) -> list[GuardViolation]:
+    """A column of panelist-level rows that links one panelist across blocks (docs/benchmark.md
+    §7): with known people, a value that picks out one person in several blocks (or, for a
+    per-block numbering, equal numbers that mostly mean the same person); without, a column
+    unique within every block whose values recur across blocks."""
     frame = as_polars(frame)
     if not {"category", "block_id"} <= set(frame.columns) or frame.is_empty():
         return []
@@ -91,7 +95,28 @@ def check_cross_block_key(table: str, frame, ctx: GatedContext) -> list[GuardVio
         return []
     dense = set(dense_columns(frame))
     people = row_people(frame, ctx)
-    candidates = [
+    out = []
+    for col in _key_candidates(frame):
+        df = pl.DataFrame({"v": frame[col].cast(pl.String), "b": block}).with_row_index("_row")
+        if people is not None:
+            df = df.with_columns(pl.Series("p", people))
+        df = df.drop_nulls(["v"])
+        if people is not None and col in dense:
+            found = _dense_key_links_people(table, str(col), df)
+        elif people is not None:
+            found = _value_picks_out_a_person(table, str(col), df, len(frame))
+        elif col not in dense:
+            found = _recurring_block_unique_key(table, str(col), df)
+        else:
+            found = None
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _key_candidates(frame: pl.DataFrame) -> list[str]:
+    """Columns that could be a key: not a block column, a float or a boolean, not constant."""
+    return [
         c
         for c, d in frame.schema.items()
         if c not in NON_KEY_COLUMNS
@@ -99,61 +124,59 @@ def check_cross_block_key(table: str, frame, ctx: GatedContext) -> list[GuardVio
         and d != pl.Boolean
         and frame[c].drop_nulls().n_unique() > 1
     ]
-    out = []
-    for col in candidates:
-        df = pl.DataFrame({"v": frame[col].cast(pl.String), "b": block}).with_row_index("_row")
-        if people is not None:
-            df = df.with_columns(pl.Series("p", people))
-        df = df.drop_nulls(["v"])
-        if people is not None:
-            if col in dense:
-                # per-block numbering: a leak only if equal numbers mean the same person
-                same = _same_person_share(df)
-                if same is not None and same >= 0.5:
-                    out.append(
-                        GuardViolation(
-                            table,
-                            str(col),
-                            "cross_block_panelist_key",
-                            f"equal values in different blocks are the same panelist in "
-                            f"{same:.0%} of cases",
-                        )  # fmt: skip
-                    )
-                continue
-            stats = df.group_by("v").agg(
-                pl.col("b").n_unique().alias("blocks"), pl.col("p").n_unique().alias("people")
-            )
-            linking = stats.filter((pl.col("blocks") >= 2) & (pl.col("people") == 1))
-            if len(linking):
-                hit = df["v"].is_in(linking["v"].implode()).to_numpy()
-                rows, n = violation_rows(np.isin(np.arange(len(frame)), df["_row"].to_numpy()[hit]))
-                out.append(
-                    GuardViolation(
-                        table,
-                        str(col),
-                        "cross_block_panelist_key",
-                        f"{len(linking)} value(s) each pick out one panelist across blocks "
-                        f"(up to {int(linking['blocks'].max())} blocks)",
-                        (),
-                        rows,
-                        n,
-                    )  # fmt: skip
-                )
-        elif col not in dense:
-            within = df.group_by("b").agg(pl.col("v").is_unique().all().alias("u"))
-            recurring = df.group_by("v").agg(pl.col("b").n_unique().alias("n"))
-            n_rec = int((recurring["n"] >= 2).sum())
-            if within["u"].all() and n_rec:
-                out.append(
-                    GuardViolation(
-                        table,
-                        str(col),
-                        "cross_block_panelist_key",
-                        f"unique within every block and {n_rec} value(s) recur across blocks "
-                        "(a person key; use per-block 1..n numbering)",
-                    )  # fmt: skip
-                )
-    return out
+
+
+def _dense_key_links_people(table: str, col: str, df: pl.DataFrame) -> GuardViolation | None:
+    """Per-block numbering: a leak only if equal numbers mean the same person."""
+    same = _same_person_share(df)
+    if same is None or same < 0.5:
+        return None
+    return GuardViolation(
+        table,
+        col,
+        "cross_block_panelist_key",
+        f"equal values in different blocks are the same panelist in {same:.0%} of cases",
+    )
+
+
+def _value_picks_out_a_person(
+    table: str, col: str, df: pl.DataFrame, n_rows: int
+) -> GuardViolation | None:
+    """Values that each occur in two or more blocks and belong to one person only."""
+    stats = df.group_by("v").agg(
+        pl.col("b").n_unique().alias("blocks"), pl.col("p").n_unique().alias("people")
+    )
+    linking = stats.filter((pl.col("blocks") >= 2) & (pl.col("people") == 1))
+    if not len(linking):
+        return None
+    hit = df["v"].is_in(linking["v"].implode()).to_numpy()
+    rows, n = violation_rows(np.isin(np.arange(n_rows), df["_row"].to_numpy()[hit]))
+    return GuardViolation(
+        table,
+        col,
+        "cross_block_panelist_key",
+        f"{len(linking)} value(s) each pick out one panelist across blocks "
+        f"(up to {int(linking['blocks'].max())} blocks)",
+        (),
+        rows,
+        n,
+    )
+
+
+def _recurring_block_unique_key(table: str, col: str, df: pl.DataFrame) -> GuardViolation | None:
+    """Without known people: unique within every block and recurring across blocks."""
+    within = df.group_by("b").agg(pl.col("v").is_unique().all().alias("u"))
+    recurring = df.group_by("v").agg(pl.col("b").n_unique().alias("n"))
+    n_rec = int((recurring["n"] >= 2).sum())
+    if not (within["u"].all() and n_rec):
+        return None
+    return GuardViolation(
+        table,
+        col,
+        "cross_block_panelist_key",
+        f"unique within every block and {n_rec} value(s) recur across blocks "
+        "(a person key; use per-block 1..n numbering)",
+    )
 
 
 def _same_person_share(df: pl.DataFrame) -> float | None:

@@ -163,58 +163,81 @@ def check_target_near_copy(table: str, frame, ctx: GatedContext) -> list[GuardVi
     pairs = pair_columns(frame)
     rows = None if pairs else row_products(frame, ctx)
     if rows is not None:
-        pm = rows["panel_mean"].to_numpy()
-        counts = {
-            c: floats(frame, c)
-            for c in numeric_columns(frame)
-            if _COUNT.search(norm(c)) and frame[c].dtype.is_integer()
-        }
-        counts["the product's number of ratings"] = rows["n_ratings"].fill_null(np.nan).to_numpy()
-        for col, v in values.items():
-            if _shape_detail(v, pm, target)[0]:
-                continue  # reported by panel_mean_shape
-            detail = _near(v, pm, NEAR_ABS_TOL, NEAR_MIN_ABS_R)
-            if detail:
-                detail = f"a near-copy of the panel mean ({detail})"
-            else:
-                for cname, n in counts.items():
-                    if cname == col:
-                        continue
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        q = np.where(n > 0, v / n, np.nan)
-                    d = _near(q, pm, NEAR_ABS_TOL, NEAR_MIN_ABS_R)
-                    if d:
-                        detail = f"divided by {cname} it is the panel mean ({d})"
-                        break
-            if detail:
-                ok = np.isfinite(v) & np.isfinite(pm)
-                r, n_rows = violation_rows(ok)
-                out.append(
-                    GuardViolation(table, str(col), "target_near_copy", detail, (), r, n_rows)
-                )
+        out += _product_near_copies(table, frame, rows, values, target)
     for c1, c2 in pairs:
-        r1, r2 = row_products(frame, ctx, c1), row_products(frame, ctx, c2)
-        if r1 is None or r2 is None:
+        out += _pair_near_copies(table, frame, ctx, values, c1, c2)
+    return out
+
+
+def _product_near_copies(
+    table: str, frame: pl.DataFrame, rows: pl.DataFrame, values: dict, target: np.ndarray
+) -> list[GuardViolation]:
+    """Product-level rows: a value column that is the panel mean, or is it once divided by a
+    count column (or the product's number of ratings)."""
+    pm = rows["panel_mean"].to_numpy()
+    counts = {
+        c: floats(frame, c)
+        for c in numeric_columns(frame)
+        if _COUNT.search(norm(c)) and frame[c].dtype.is_integer()
+    }
+    counts["the product's number of ratings"] = rows["n_ratings"].fill_null(np.nan).to_numpy()
+    out = []
+    for col, v in values.items():
+        if _shape_detail(v, pm, target)[0]:
+            continue  # reported by panel_mean_shape
+        detail = _near(v, pm, NEAR_ABS_TOL, NEAR_MIN_ABS_R)
+        if detail:
+            detail = f"a near-copy of the panel mean ({detail})"
+        else:
+            detail = _near_once_divided(col, v, pm, counts)
+        if detail:
+            ok = np.isfinite(v) & np.isfinite(pm)
+            r, n_rows = violation_rows(ok)
+            out.append(GuardViolation(table, str(col), "target_near_copy", detail, (), r, n_rows))
+    return out
+
+
+def _near_once_divided(col: str, v: np.ndarray, pm: np.ndarray, counts: dict) -> str | None:
+    """The first count column (not ``col`` itself) that ``v`` divided by is the panel mean."""
+    for cname, n in counts.items():
+        if cname == col:
             continue
-        delta = r1["panel_mean"].to_numpy() - r2["panel_mean"].to_numpy()
-        for col, v in values.items():
-            detail = _near(v, np.abs(delta), max(PAIR_ABS_TOL, _tol(v)), NEAR_MIN_ABS_R)
-            if detail is None:
-                r = pearson(v, delta)
-                if r is not None and abs(r) >= NEAR_MIN_ABS_R:
-                    detail = f"Pearson r = {r:.4f} with the signed difference"
-            if detail:
-                ok = np.isfinite(v) & np.isfinite(delta)
-                rr, n_rows = violation_rows(ok)
-                out.append(
-                    GuardViolation(
-                        table,
-                        str(col),
-                        "target_near_copy",
-                        f"the pair's |delta panel mean| of ({c1}, {c2}) ({detail})",
-                        (),
-                        rr,
-                        n_rows,
-                    )  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(n > 0, v / n, np.nan)
+        d = _near(q, pm, NEAR_ABS_TOL, NEAR_MIN_ABS_R)
+        if d:
+            return f"divided by {cname} it is the panel mean ({d})"
+    return None
+
+
+def _pair_near_copies(
+    table: str, frame: pl.DataFrame, ctx: GatedContext, values: dict, c1: str, c2: str
+) -> list[GuardViolation]:
+    """Pair-level rows (products ``c1``, ``c2``): a value column that is the pair's |delta panel
+    mean| or correlates with the signed difference."""
+    r1, r2 = row_products(frame, ctx, c1), row_products(frame, ctx, c2)
+    if r1 is None or r2 is None:
+        return []
+    delta = r1["panel_mean"].to_numpy() - r2["panel_mean"].to_numpy()
+    out = []
+    for col, v in values.items():
+        detail = _near(v, np.abs(delta), max(PAIR_ABS_TOL, _tol(v)), NEAR_MIN_ABS_R)
+        if detail is None:
+            r = pearson(v, delta)
+            if r is not None and abs(r) >= NEAR_MIN_ABS_R:
+                detail = f"Pearson r = {r:.4f} with the signed difference"
+        if detail:
+            ok = np.isfinite(v) & np.isfinite(delta)
+            rr, n_rows = violation_rows(ok)
+            out.append(
+                GuardViolation(
+                    table,
+                    str(col),
+                    "target_near_copy",
+                    f"the pair's |delta panel mean| of ({c1}, {c2}) ({detail})",
+                    (),
+                    rr,
+                    n_rows,
                 )
+            )
     return out

@@ -1,0 +1,160 @@
+"""dbt in a child process: the command line of the build, a run against a file, the failed nodes
+of a run (each with its own error line), the manifest and dbt's documentation site."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env
+from warehouse.errors import ResourceError, WarehouseError, resource_error
+
+
+class BuildError(WarehouseError):
+    """dbt failed; the previous warehouse was kept."""
+
+
+# The dbt child dies with the build (Linux: PR_SET_PDEATHSIG), so a killed build leaves no dbt
+# writing on: set in a tiny launcher that then execs dbt (preexec_fn is unsafe with threads).
+_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != parent:\n"
+    "    sys.exit(137)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def dbt_command(args: list[str], settings: Settings, work_dir: Path | None = None) -> list[str]:
+    """The dbt command line for ``args`` (project, profiles, target and log paths of the build)."""
+    import sys
+
+    target = (work_dir or settings.build_dir) / "dbt"
+    dbt_exe = Path(sys.executable).with_name("dbt")
+    return [
+        str(dbt_exe) if dbt_exe.exists() else "dbt",
+        *args,
+        "--project-dir",
+        str(REPO_ROOT),
+        "--profiles-dir",
+        str(REPO_ROOT),
+        "--target-path",
+        str(target / "target"),
+        "--log-path",
+        str(target / "logs"),
+    ]
+
+
+def run_dbt(
+    args: list[str], settings: Settings, db_path: Path, work_dir: Path | None = None
+) -> None:
+    """Run dbt in a child process against ``db_path``; raise BuildError naming failed nodes.
+
+    The child gets ``settings`` as environment variables (:meth:`Settings.as_env`), so the Python
+    models resolve the same build folder, fit store and data mirror as the caller; ``work_dir``
+    (default: the build folder) holds dbt's target and logs.
+
+    A child process, not dbtRunner: dbt-duckdb caches its DuckDB handle per process, and a cached
+    handle on the file we later swap into place would write into the published warehouse.
+    """
+    import subprocess
+    import sys
+
+    apply_quiet_env()
+    target = (work_dir or settings.build_dir) / "dbt"
+    cmd = dbt_command(args, settings, work_dir)
+    if sys.platform.startswith("linux"):
+        cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *cmd]
+    env = {**os.environ, **settings.as_env(), ENV_DB: str(db_path)}
+    proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
+    if proc.returncode != 0:
+        raise dbt_failure(args[0], target, db_path)
+
+
+def dbt_failure(command: str, target: Path, db_path: Path) -> WarehouseError:
+    """The error of a failed ``dbt <command>``: each failed node with its own error line from
+    run_results.json; a :class:`~warehouse.errors.ResourceError` when a node ran out of disk or
+    memory."""
+    failed = [
+        f"{name} ({status}): {message}" if message else f"{name} ({status})"
+        for name, status, message in run_results(target, failed=True)
+    ]
+    detail = f": failed {'; '.join(failed)}" if failed else ""
+    log = target / "logs" / "dbt.log"
+    resource = resource_error(RuntimeError(detail), db_path) if failed else None
+    if resource is not None:
+        return ResourceError(f"{resource} dbt {command}{detail}. See {log}")
+    return BuildError(f"dbt {command} failed{detail}. The previous warehouse was kept. See {log}")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _error_line(message: object) -> str:
+    """The line of a dbt node's message that says what went wrong: its last non-blank line (a
+    Python model's message ends with the exception), cut to 300 characters, without colour codes.
+    A failed dbt unit test's message is a table of differences (dbt.log has it): its headline."""
+    lines = [_ANSI.sub("", line).strip() for line in str(message or "").splitlines()]
+    lines = [line for line in lines if line]
+    if lines and lines[0].startswith("actual differs from expected"):
+        return lines[0].rstrip(":")
+    return lines[-1][:300] if lines else ""
+
+
+def run_results(target: Path, failed: bool = False) -> list[tuple[str, str, str]]:
+    """(node name, status, error line) of dbt's last run: failed nodes, or models and seeds that
+    ran."""
+    import json
+
+    results = target / "target" / "run_results.json"
+    if not results.exists():
+        return []
+    out = []
+    for r in json.loads(results.read_text()).get("results", []):
+        parts = r["unique_id"].split(".")
+        name = parts[2] if parts[0] == "test" else parts[-1]
+        if parts[0] == "unit_test":  # dbt's own name for it: <model>::<unit test>
+            name = f"{parts[2]}::{parts[-1]}"
+        is_failure = r.get("status") in {"error", "fail", "runtime error"}
+        ran = parts[0] in {"model", "seed"} and r.get("status") == "success"
+        if (failed and is_failure) or (not failed and ran):
+            out.append((name, r["status"], _error_line(r.get("message")) if failed else ""))
+    return out
+
+
+def ensure_manifest(settings: Settings) -> Path:
+    """The dbt manifest of the build folder's last dbt run (it declares which models are public,
+    :mod:`warehouse.quality.governance`); ``dbt parse`` writes one when no build left it."""
+    from warehouse.quality.governance import manifest_path
+
+    path = manifest_path(settings.build_dir)
+    if not path.exists():
+        run_dbt(["parse"], settings, settings.build_dir / "dbt" / "parse.duckdb")
+    return path
+
+
+def write_dbt_docs(settings: Settings, out: Path | None = None) -> Path:
+    """dbt's documentation site of the warehouse as one static page (``out``, default
+    ``reports/dbt_docs.html`` beside the warehouse file); its path."""
+    import shutil
+    import tempfile
+
+    from warehouse.config import reports_dir
+
+    if not settings.db_path.exists():
+        raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
+    with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
+        # dbt opens its database for writing: document a copy, never the published file; named
+        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
+        copy = Path(tmp) / settings.db_path.name
+        shutil.copyfile(settings.db_path, copy)
+        run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(tmp) / "dbt" / "target" / "static_index.html", out)
+    return out

@@ -1,7 +1,14 @@
 """What a release and a competition export contain: one :class:`TableSpec` per table (columns,
 types, row order, descriptions; each is written as CSV and as Parquet). The writer, the Croissant
 metadata, the README and ``tastebench verify`` all read these specs, so they cannot drift apart
-(docs/release.md)."""
+(docs/release.md).
+
+Column descriptions: a column that a dbt model also has names that model (``_dbt``) and takes
+its description from the model's yml (:mod:`.dbt_docs`, read when asked for, not at import); a
+column that exists only in the release (public codes, pair sides, renamed or derived columns) is
+described here, once (docs/release.md, "Column descriptions"). Table descriptions describe the
+released files and live here.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +22,22 @@ SEED = 42
 PUBLIC_SOURCE = "tastebench_public"
 FIT_OOF_DIR = "oof"
 
-_ORIGIN = Column(
-    "data_origin",
-    "str",
-    "Origin of the rows: simulation (calibrated simulated ratings: not a real result), nectar, "
-    "test_fixture, or tastebench_public (the published TasteBench files).",
-)
-_CATEGORY = Column("category", "str", "Canonical product category.")
+
+def _dbt(model: str, *columns: tuple[str, str]) -> tuple[Column, ...]:
+    """Released ``(name, type)`` columns described by the yml of dbt model ``model``."""
+    return tuple(Column(name, type_, model=model) for name, type_ in columns)
+
+
+# --- release-only columns (their one declaration) -------------------------------------------------
 _PUBLIC_CODE = Column(
     "public_code",
     "int",
     "Public product code of this release: per category a cryptographically random permutation "
     "of the analogs to 1..n_c; references n_c+1, ... Drawn once, stable across releases.",
 )
+_PAIR_ID = Column("pair_id", "int", "Row number in (category, public_code_1, public_code_2) order.")
+_PUBLIC_CODE_1 = Column("public_code_1", "int", "First listed product.")
+_PUBLIC_CODE_2 = Column("public_code_2", "int", "Second listed product.")
 
 # --- the release ----------------------------------------------------------------------------------
 PRODUCTS = TableSpec(
@@ -35,16 +45,16 @@ PRODUCTS = TableSpec(
     "Benchmark products under public codes with the gold as a within-category rank (no panel "
     "means, no features).",
     (
-        _CATEGORY,
+        *_dbt("dim_products", ("category", "str")),
         _PUBLIC_CODE,
-        Column("is_reference", "bool", "Animal reference product (not ranked)."),
+        *_dbt("dim_products", ("is_reference", "bool")),
         Column(
             "true_rank",
             "float",
             "Within-category average rank of the panel mean among analogs (1 = least similar to "
             "the animal target; ties |delta| < 1e-10 share x.5 ranks); empty for references.",
         ),
-        _ORIGIN,
+        *_dbt("dim_products", ("data_origin", "str")),
     ),
     ("category", "public_code"),
 )
@@ -52,17 +62,18 @@ PRODUCTS = TableSpec(
 CATEGORIES = TableSpec(
     "benchmark/categories.csv",
     "The benchmark categories: subset (feature S order), hierarchical-BT group, counts.",
-    (
-        _CATEGORY,
-        Column("subset", "str", "meat | nonsweet_dairy | cheese | sweet_dairy."),
-        Column("subset_order", "int", "One-hot position of the subset in feature S."),
-        Column("hbt_group", "str", "Hierarchical BT group (meat, nonsweet_dairy, other_dairy)."),
-        Column("domain", "str", "meat or dairy."),
-        Column("report_year", "int", "NECTAR report year."),
-        Column("n_analogs", "int", "Analogs ranked in the category (n_c)."),
-        Column("n_references", "int", "Animal references of the category."),
-        Column("n_within_category_pairs", "int", "C(n_c, 2)."),
-        _ORIGIN,
+    _dbt(
+        "dim_categories",
+        ("category", "str"),
+        ("subset", "str"),
+        ("subset_order", "int"),
+        ("hbt_group", "str"),
+        ("domain", "str"),
+        ("report_year", "int"),
+        ("n_analogs", "int"),
+        ("n_references", "int"),
+        ("n_within_category_pairs", "int"),
+        ("data_origin", "str"),
     ),
     ("category",),
 )
@@ -72,51 +83,45 @@ GOLD_PAIRS = TableSpec(
     "Every untied within-category analog pair with the higher-rated product, in public codes. "
     "Which product is listed first was drawn at random (secrets) per pair.",
     (
-        Column("pair_id", "int", "Row number in (category, public_code_1, public_code_2) order."),
-        _CATEGORY,
+        _PAIR_ID,
+        *_dbt("fct_within_category_pairs", ("category", "str")),
         Column("public_code_1", "int", "First listed product (random side)."),
-        Column("public_code_2", "int", "Second listed product."),
+        _PUBLIC_CODE_2,
         Column("public_code_winner", "int", "The product with the higher true_rank."),
-        _ORIGIN,
+        *_dbt("fct_within_category_pairs", ("data_origin", "str")),
     ),
     ("category", "public_code_1", "public_code_2"),
 )
 
 # The columns of warehouse.human.baseline.ACCURACY_COLUMNS (their one declaration) less the
-# panelist key; rows are sorted by all of them.
+# panelist key, described by the mart fct_panelist_block_accuracy; rows sorted by all of them.
+# The public type of each (the CSV/Parquet contract) is the release's.
 _PANELIST_PUBLIC = tuple(c for c in ACCURACY_COLUMNS if c != "respondent_id")
-_PANELIST_DOCS = {
-    c.name: c
-    for c in (
-        _CATEGORY,
-        Column("block_id", "int", "Block within the category (0 = most respondents)."),
-        Column("n_analogs", "int", "Analogs the panelist rated in the block."),
-        Column("n_pairs", "int", "Analog pairs scored."),
-        Column("pairwise_accuracy", "float", "Pairwise accuracy with the 0.5 tie rules."),
-        Column("spearman", "float", "Spearman rho (empty when undefined)."),
-        Column("recall_at_1", "float", "Recall@1."),
-        Column("recall_at_3", "float", "Recall@3."),
-    )
-}
+_PANELIST_TYPES = {"category": "str", "block_id": "int", "n_analogs": "int", "n_pairs": "int"}
 PANELIST_ROWS = TableSpec(
     "human_baseline/panelist_block_accuracy.csv",
     "Leave-one-out accuracy of each panelist within each block (own ratings vs the mean of the "
     "block's other respondents). No panelist key of any kind; rows sorted by their values.",
-    (*(_PANELIST_DOCS[c] for c in _PANELIST_PUBLIC), _ORIGIN),
+    _dbt(
+        "fct_panelist_block_accuracy",
+        *((c, _PANELIST_TYPES.get(c, "float")) for c in _PANELIST_PUBLIC),
+        ("data_origin", "str"),
+    ),
     _PANELIST_PUBLIC,
 )
 
 BLOCK_RELIABILITY = TableSpec(
     "human_baseline/block_reliability.csv",
     "Per block: ordinal Krippendorff alpha and Kendall's W over the block's analogs.",
-    (
-        _CATEGORY,
-        Column("block_id", "int", "Block within the category."),
-        Column("n_respondents", "int", "Respondents in the block."),
-        Column("n_analogs", "int", "Analogs in the block."),
-        Column("krippendorff_alpha_ordinal", "float", "Ordinal Krippendorff alpha."),
-        Column("kendall_w", "float", "Kendall's W (tie-corrected)."),
-        _ORIGIN,
+    _dbt(
+        "agg_block_reliability",
+        ("category", "str"),
+        ("block_id", "int"),
+        ("n_respondents", "int"),
+        ("n_analogs", "int"),
+        ("krippendorff_alpha_ordinal", "float"),
+        ("kendall_w", "float"),
+        ("data_origin", "str"),
     ),
     ("category", "block_id"),
 )
@@ -125,10 +130,11 @@ SPLIT_HALF = TableSpec(
     "human_baseline/split_half_iterations.csv",
     "Split-half pairwise agreement per iteration (1,000 iterations), pooled over blocks with "
     ">= 4 respondents.",
-    (
-        Column("iteration", "int", "Iteration number."),
-        Column("split_half_pairwise_agreement", "float", "Agreement of the two half-panel means."),
-        _ORIGIN,
+    _dbt(
+        "agg_split_half_reliability",
+        ("iteration", "int"),
+        ("split_half_pairwise_agreement", "float"),
+        ("data_origin", "str"),
     ),
     ("iteration",),
 )
@@ -136,16 +142,17 @@ SPLIT_HALF = TableSpec(
 GROUP_SIZE_CURVE = TableSpec(
     "human_baseline/group_size_curve.csv",
     "Accuracy of a k-respondent panel mean against the full panel mean, k = 1..75, within blocks.",
-    (
-        Column("k", "int", "Panel size."),
-        Column("median_accuracy", "float", "Median over iterations."),
-        Column("q025", "float", "2.5th percentile."),
-        Column("q975", "float", "97.5th percentile."),
-        Column("mean_accuracy", "float", "Mean over iterations."),
-        Column("mean_n_pairs", "float", "Mean pairs scored."),
-        Column("n_blocks_capped", "int", "Blocks smaller than k (the whole block is the panel)."),
-        Column("pooling", "str", "within_block (default) or cross_block."),
-        _ORIGIN,
+    _dbt(
+        "agg_group_size_curve",
+        ("k", "int"),
+        ("median_accuracy", "float"),
+        ("q025", "float"),
+        ("q975", "float"),
+        ("mean_accuracy", "float"),
+        ("mean_n_pairs", "float"),
+        ("n_blocks_capped", "int"),
+        ("pooling", "str"),
+        ("data_origin", "str"),
     ),
     ("k",),
 )
@@ -155,9 +162,9 @@ HUMAN_SUMMARY = TableSpec(
     "Headline human-baseline figures, re-derivable from the three files above "
     "(warehouse.human.summarize_human_baseline).",
     (
-        Column("metric", "str", "Figure name."),
+        *_dbt("agg_human_baseline", ("metric", "str")),
         Column("value", "float", "Value."),
-        _ORIGIN,
+        *_dbt("agg_human_baseline", ("data_origin", "str")),
     ),
     ("metric",),
 )
@@ -184,15 +191,16 @@ FIT_OOF = TableSpec(
     "Out-of-fold predictions of a model fitted by this warehouse, under this release's public "
     "codes, with the gold as true_rank.",
     (
-        Column("model_id", "str", "Model id ('<model>:<fit_id>')."),
-        _CATEGORY,
+        *_dbt("fct_oof_predictions", ("model_id", "str"), ("category", "str")),
         _PUBLIC_CODE,
         Column("true_rank", "float", "Gold (as in benchmark/products.csv)."),
-        Column("predicted_score", "float", "Out-of-fold score."),
-        _ORIGIN,
+        *_dbt("fct_oof_predictions", ("predicted_score", "float"), ("data_origin", "str")),
     ),
     ("model_id", "category", "public_code"),
 )
+
+# the columns the model-metrics table and the release audits share with agg_model_metrics
+_METRIC_VALUES = (("metric", "str"), ("point", "float"), ("ci_lo", "float"), ("ci_hi", "float"))
 
 MODEL_METRICS = TableSpec(
     "metrics/model_metrics.csv",
@@ -202,31 +210,25 @@ MODEL_METRICS = TableSpec(
     "the warehouse's own fits alike (docs/statistics.md; is_default_ci marks the "
     "default); re-derivable from the OOF files (this release's oof/ and the upstream files of "
     "metrics/upstream_files.csv).",
-    (
-        Column("model_metric_key", "str", "'<model_id>:<metric>:<scope>:<ci_method>'."),
-        Column("model_id", "str", "OOF file stem, or 'policy:<name>' for a trivial policy."),
-        Column("metric", "str", "Metric name (docs/benchmark.md section 4)."),
-        Column("scope", "str", "'all' = every within-category pair of the model's products."),
-        Column("point", "float", "Point value."),
-        Column("ci_lo", "float", "Lower 95% bound (empty without an interval)."),
-        Column("ci_hi", "float", "Upper 95% bound."),
-        Column(
-            "ci_method",
-            "str",
-            "published_bca | ustat_t | ustat_satt | distinct_percentile | category_randomized | "
-            "clopper_pearson | analytical | none (docs/statistics.md).",
-        ),
-        Column("is_degenerate", "bool", "Zero-width interval without sampling information."),
-        Column("ci_note", "str", "What the method noted (empty when nothing)."),
-        Column("is_default_ci", "bool", "The default method's row (one per model and metric)."),
-        Column("n_products", "int", "Products scored."),
-        Column("n_pairs", "int", "Pairs scored."),
-        Column("is_trivial_policy", "bool", "Trivial-policy row."),
-        Column("chance_value", "float", "The random policy's expectation."),
-        Column("beats_chance", "bool", "CI entirely above chance."),
-        Column("differs_from_chance", "bool", "CI excludes chance on either side."),
-        Column("source", "str", "Source of the predictions."),
-        _ORIGIN,
+    _dbt(
+        "agg_model_metrics",
+        ("model_metric_key", "str"),
+        ("model_id", "str"),
+        ("metric", "str"),
+        ("scope", "str"),
+        *_METRIC_VALUES[1:],
+        ("ci_method", "str"),
+        ("is_degenerate", "bool"),
+        ("ci_note", "str"),
+        ("is_default_ci", "bool"),
+        ("n_products", "int"),
+        ("n_pairs", "int"),
+        ("is_trivial_policy", "bool"),
+        ("chance_value", "float"),
+        ("beats_chance", "bool"),
+        ("differs_from_chance", "bool"),
+        ("source", "str"),
+        ("data_origin", "str"),
     ),
     ("model_id", "metric", "scope", "ci_method"),
 )
@@ -238,22 +240,17 @@ RELEASE_AUDITS = TableSpec(
     "must sit at chance.",
     (
         Column("policy", "str", "random | slot1_wins | lower_code_wins."),
-        Column("metric", "str", "Metric name."),
-        Column("point", "float", "Point value."),
-        Column("ci_lo", "float", "Lower 95% bound."),
-        Column("ci_hi", "float", "Upper 95% bound."),
-        Column(
-            "ci_method",
-            "str",
-            "analytical | clopper_pearson | the default method of the metric (ustat_t, "
-            "ustat_satt, category_randomized; docs/statistics.md) | none.",
+        *_dbt(
+            "agg_model_metrics",
+            *_METRIC_VALUES,
+            ("ci_method", "str"),
+            ("n_products", "int"),
+            ("n_pairs", "int"),
+            ("chance_value", "float"),
+            ("beats_chance", "bool"),
+            ("differs_from_chance", "bool"),
+            ("data_origin", "str"),
         ),
-        Column("n_products", "int", "Products scored (empty for slot1_wins)."),
-        Column("n_pairs", "int", "Pairs scored."),
-        Column("chance_value", "float", "Chance expectation."),
-        Column("beats_chance", "bool", "CI entirely above chance."),
-        Column("differs_from_chance", "bool", "CI excludes chance."),
-        _ORIGIN,
     ),
     ("policy", "metric"),
 )
@@ -290,7 +287,7 @@ COMP_PRODUCTS = TableSpec(
     "category; label features only, no targets, brand names removed from ingredient lists.",
     (
         COMP_CODE,
-        _CATEGORY,
+        *_dbt("stg_tastebench__competition_products", ("category", "str")),
         Column("ingredient_list", "str", "Label ingredient list (brand names removed)."),
         *(Column(name, "float", desc) for name, desc in NUTRIENT_COLUMNS),
     ),
@@ -302,10 +299,10 @@ COMP_PAIRS = TableSpec(
     "Every within-category pair of competition products; predict which of the two a consumer "
     "panel rated more similar to the animal target. Sides were drawn at random (secrets).",
     (
-        Column("pair_id", "int", "Row number in (category, public_code_1, public_code_2) order."),
-        _CATEGORY,
-        Column("public_code_1", "int", "First listed product."),
-        Column("public_code_2", "int", "Second listed product."),
+        _PAIR_ID,
+        *_dbt("stg_tastebench__competition_products", ("category", "str")),
+        _PUBLIC_CODE_1,
+        _PUBLIC_CODE_2,
     ),
     ("category", "public_code_1", "public_code_2"),
 )
@@ -326,9 +323,9 @@ COMP_SOLUTION = TableSpec(
     "GATED. The hidden solution: winner of every scored pair and its leaderboard split.",
     (
         Column("pair_id", "int", "Pair id."),
-        _CATEGORY,
-        Column("public_code_1", "int", "First listed product."),
-        Column("public_code_2", "int", "Second listed product."),
+        *_dbt("stg_tastebench__competition_products", ("category", "str")),
+        _PUBLIC_CODE_1,
+        _PUBLIC_CODE_2,
         Column("public_code_winner", "int", "Higher-rated product (empty when Ignored)."),
         Column("usage", "str", "Public | Private | Ignored (a decoy or a gold tie)."),
     ),

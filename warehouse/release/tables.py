@@ -1,7 +1,8 @@
 """Byte-stable serialization of released tables (CSV and its Parquet twin), and the manifest.
 
 Every released table is written by :func:`write_table` from a :class:`TableSpec` (column order,
-types, sort key, descriptions: the same spec drives the Croissant record sets and the README):
+types, sort key, descriptions (a column that a dbt model has is described by that model's
+yml, :mod:`.dbt_docs`): the same spec drives the Croissant record sets and the README):
 
 * CSV: UTF-8, ``,`` separator, ``\\n`` line ends, minimal quoting (Python ``csv``), a header row;
   floats as Python ``repr`` of the float64 (the shortest string that parses back to the same
@@ -35,6 +36,7 @@ import pyarrow.parquet as pq
 
 from warehouse.errors import WarehouseError
 from warehouse.files import sha256_file
+from warehouse.release.dbt_docs import column_description
 
 MANIFEST_NAME = "MANIFEST.sha256"
 PUBLIC_DB = "tastebench_release.duckdb"  # checked by content, not by hash (release/public_db.py)
@@ -50,13 +52,26 @@ class ReleaseError(WarehouseError):
 
 @dataclass(frozen=True)
 class Column:
+    """A released column. ``model``: the dbt model whose yml describes it (the column's one
+    declaration, read when :attr:`description` is asked for); otherwise ``text`` describes a
+    column that exists only in the release (docs/release.md, "Column descriptions")."""
+
     name: str
     type: str
-    description: str
+    text: str = ""
+    model: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
             raise ValueError(f"column {self.name}: unknown type {self.type!r}")
+        if bool(self.text) == bool(self.model):
+            raise ValueError(f"column {self.name}: give either a text or a dbt model, not both")
+
+    @property
+    def description(self) -> str:
+        if self.model:
+            return column_description(self.model, self.name)
+        return self.text
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@
   nutrition values per serving; no target, no origin flag.
 * **Codes, sides, split and solution**: :mod:`.competition_draw`; audits and scoring:
   :mod:`.leaderboard`. The state is stored in the gated folder and reused by later exports.
+* The warehouse is opened through ``sources.readonly.connect_read_only`` (the one way a warehouse
+  is opened for reading; the export reads relations only).
 * Before publishing, the written folder passes ``guard_release_dir`` (every table, the
   cross-file linkage of every pair of files, text files) and the audits again.
 """
@@ -156,26 +158,24 @@ TasteBench authors); the product label data are those of the public TasteBench c
 """
 
 
-def export_competition(
-    out_dir: Path,
-    *,
-    db_path: Path,
-    gated_dir: Path,
-    log: Callable[[str], None] = lambda m: None,
-) -> CompetitionResult:
-    """Write the competition folder into ``out_dir`` (new or empty) and the solution into the
-    gated folder; raise without writing anything when a guard or an audit fails."""
-    import duckdb
+@dataclass
+class CompetitionInputs:
+    ctx: object  # GatedContext of the warehouse
+    members: pl.DataFrame
+    gold_pairs: pl.DataFrame
+    data_origin: str
+    built_at: str
 
-    from warehouse.quality.guards import GatedContext, guard_release_dir, raise_for_violations
 
-    t0 = time.perf_counter()
-    out_dir = check_out_dir(out_dir)
-    gated = Path(gated_dir).resolve()
-    ensure_separate(out_dir, gated)
+def read_competition_inputs(db_path: Path) -> CompetitionInputs:
+    """The warehouse's members, gold pairs, origin and build time, read through
+    ``connect_read_only`` (relations only; the export writes its files with polars/pyarrow)."""
+    from warehouse.quality.guards import GatedContext
+    from warehouse.sources.readonly import connect_read_only
+
     if not Path(db_path).exists():
         raise ReleaseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_read_only(Path(db_path))
     try:
         ctx = GatedContext.from_warehouse(con)
         members, _, gold_pairs = read_members(con, ctx)
@@ -185,46 +185,75 @@ def export_competition(
         con.close()
     if len(origin) != 1:
         raise ReleaseError(f"the warehouse mixes data origins {origin}")
-    data_origin = str(origin[0][0])
-    folder = gated / COMPETITION
-    state = load_state(folder, members)
-    reused = state is not None
-    if state is None:
-        state = draw_state(members, gold_pairs, ctx, log)
-    ctx = ctx.with_code_map(guard_ctx_map(state.code_map))
-    pairs, solution = build_solution(state, gold_pairs)
+    return CompetitionInputs(ctx, members, gold_pairs, str(origin[0][0]), built_at)
+
+
+def public_frames(state: CompetitionState, inp: CompetitionInputs):
+    """(products, pairs, sample submission, solution, audit) of a competition state; raise when
+    the audits are not at chance."""
+    pairs, solution = build_solution(state, inp.gold_pairs)
     audit = audit_pairs(solution)
     if not audit["at_chance"]:
         raise ReleaseError(f"competition audits not at chance: {audit}")
     codes = state.code_map.select(member_key().alias("_key"), "public_code")
-    products = members.with_columns(_key=member_key()).join(
+    products = inp.members.with_columns(_key=member_key()).join(
         codes, on="_key", how="left", validate="1:1"
     )
     sample = pairs.select("pair_id", pl.col("public_code_1").alias("public_code_winner"))
+    return products, pairs, sample, solution, audit
+
+
+def write_public_files(tmp: Path, inp: CompetitionInputs, products, pairs, sample) -> None:
+    """The three tables, README, Croissant and manifest of the competition folder."""
+    for spec, frame in ((COMP_PRODUCTS, products), (COMP_PAIRS, pairs), (COMP_SAMPLE, sample)):
+        write_table(tmp, frame, spec)
+    (tmp / "README.md").write_text(
+        readme_text(inp.data_origin, len(products), len(pairs)), encoding="utf-8"
+    )
+    doc = build_croissant(
+        tmp,
+        name="tastebench-competition",
+        description="TasteBench pairwise similarity competition: product features and "
+        "pairs to rank, no labels."
+        + (" Hidden labels are SIMULATED." if inp.data_origin == "simulation" else ""),
+        tables=COMPETITION_TABLES,
+        other_files={"README.md": "Task, files, scoring, licences."},
+        data_origin=inp.data_origin,
+        version=__version__,
+        date_published=inp.built_at,
+    )
+    write_croissant(tmp, doc)
+    write_manifest(tmp)
+
+
+def export_competition(
+    out_dir: Path,
+    *,
+    db_path: Path,
+    gated_dir: Path,
+    log: Callable[[str], None] = lambda m: None,
+) -> CompetitionResult:
+    """Write the competition folder into ``out_dir`` (new or empty) and the solution into the
+    gated folder; raise without writing anything when a guard or an audit fails."""
+    from warehouse.quality.guards import guard_release_dir, raise_for_violations
+
+    t0 = time.perf_counter()
+    out_dir = check_out_dir(out_dir)
+    gated = Path(gated_dir).resolve()
+    ensure_separate(out_dir, gated)
+    inp = read_competition_inputs(db_path)
+    members, folder = inp.members, gated / COMPETITION
+    state = load_state(folder, members)
+    reused = state is not None
+    if state is None:
+        state = draw_state(members, inp.gold_pairs, inp.ctx, log)
+    ctx = inp.ctx.with_code_map(guard_ctx_map(state.code_map))
+    products, pairs, sample, solution, audit = public_frames(state, inp)
 
     with atomic_dir(out_dir) as tmp:  # an existing out_dir is empty (checked above)
-        for spec, frame in ((COMP_PRODUCTS, products), (COMP_PAIRS, pairs), (COMP_SAMPLE, sample)):
-            write_table(tmp, frame, spec)
-        (tmp / "README.md").write_text(
-            readme_text(data_origin, len(products), len(pairs)), encoding="utf-8"
-        )
-        doc = build_croissant(
-            tmp,
-            name="tastebench-competition",
-            description="TasteBench pairwise similarity competition: product features and "
-            "pairs to rank, no labels."
-            + (" Hidden labels are SIMULATED." if data_origin == "simulation" else ""),
-            tables=COMPETITION_TABLES,
-            other_files={"README.md": "Task, files, scoring, licences."},
-            data_origin=data_origin,
-            version=__version__,
-            date_published=built_at,
-        )
-        write_croissant(tmp, doc)
-        write_manifest(tmp)
+        write_public_files(tmp, inp, products, pairs, sample)
         raise_for_violations(guard_release_dir(tmp, ctx), where=f"the competition for {out_dir}")
-        check = audit_competition(tmp, solution)
-        if check != audit:
+        if audit_competition(tmp, solution) != audit:
             raise ReleaseError("the written ranking_pairs.csv does not match the solution")
         if not reused:
             state.save(folder)
@@ -235,7 +264,7 @@ def export_competition(
     return CompetitionResult(
         out_dir=out_dir,
         solution_path=solution_path,
-        data_origin=data_origin,
+        data_origin=inp.data_origin,
         n_products=len(products),
         n_rated=int((members["kind"] == "rated").sum()),
         n_decoys=int((members["kind"] == "decoy").sum()),

@@ -1,6 +1,8 @@
 """``tastebench release OUT_DIR``: export the de-identified public benchmark (docs/release.md).
 
-Flow: read the gated marts (read-only, polars) -> public codes and pair sides from the gated
+Flow: read the gated marts (polars, through ``sources.readonly.connect_read_only``, the one way
+a warehouse is opened for reading: the export reads relations only, and writes its files with
+polars/pyarrow and a separate DuckDB file) -> public codes and pair sides from the gated
 folder (drawn once with ``secrets`` when absent, redrawn until the de-identification rules and
 both audits are clean) -> write the data tables (CSV + Parquet) into a temporary sibling of
 OUT_DIR -> re-derive the metric tables from those files and the upstream TasteBench files they
@@ -8,7 +10,7 @@ reference by hash (the code ``tastebench verify`` runs) and check them against t
 marts -> the public DuckDB file -> README, Croissant, manifest -> ``guard_release_dir`` (every
 table, every pair of tables joined on their shared columns, every text file, every table of the
 DuckDB file) -> only when it returns no violation: store the gated state and rename the folder
-to OUT_DIR.
+to OUT_DIR. The README's text is the template ``templates/release_README.md`` (package data).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from string import Template
 
 import numpy as np
 import polars as pl
@@ -321,118 +325,59 @@ def check_against_marts(metrics: pl.DataFrame, summary: pl.DataFrame, inp: Wareh
 
 
 # --- README -------------------------------------------------------------------------------------
+README_TEMPLATE = "templates/release_README.md"  # package data (pyproject.toml)
+SIMULATED_BANNER = (
+    "> **data_origin = SIMULATED.** Every product rank, gold pair and human-baseline figure "
+    "here comes from the calibrated simulation of the NECTAR panels (the real ratings are "
+    "under NDA). It has the real structure and realistic values, but **no number computed "
+    "from it is a real result.** The model metrics are the exception: they score the "
+    "published TasteBench out-of-fold files against their own published gold.\n"
+)
+
+
 def readme_text(specs: list[tuple[TableSpec, int]], data_origin: str) -> str:
+    """The release's README.md: the template of :data:`README_TEMPLATE` with the file table."""
     simulated = data_origin == "simulation"
-    banner = (
-        "> **data_origin = SIMULATED.** Every product rank, gold pair and human-baseline figure "
-        "here comes from the calibrated simulation of the NECTAR panels (the real ratings are "
-        "under NDA). It has the real structure and realistic values, but **no number computed "
-        "from it is a real result.** The model metrics are the exception: they score the "
-        "published TasteBench out-of-fold files against their own published gold.\n"
-        if simulated
-        else f"> data_origin = `{data_origin}`.\n"
-    )
+    banner = SIMULATED_BANNER if simulated else f"> data_origin = `{data_origin}`.\n"
     rows = "\n".join(
         f"| `{s.path}` | {n} | {s.description} |" for s, n in sorted(specs, key=lambda x: x[0].path)
     )
-    return f"""# TasteBench public release (TasteBench Warehouse {__version__})
-
-{banner}
-De-identified benchmark files exported by `tastebench release` from a built warehouse
-(docs/benchmark.md sections 4, 5 and 7; docs/release.md of the warehouse repository).
-
-## Files
-
-| file | rows | what |
-|---|---:|---|
-{rows}
-| `{PUBLIC_DB}` | | every table above in one DuckDB file, for SQL (below) |
-| `croissant.json` | | Croissant 1.0 metadata with RAI fields (every file but the DuckDB file) |
-| `MANIFEST.sha256` | | `<sha256>  <path>` of every other file but the DuckDB file, sorted by path |
-
-## SQL
-
-`{PUBLIC_DB}` holds one table per CSV, named after its folder and file (`benchmark.products`,
-`metrics.model_metrics`, `oof."<model>"`), with the Parquet twin's types and rows:
-
-```sql
--- duckdb -readonly {PUBLIC_DB}
-select category, count(*) as n_pairs from benchmark.gold_pairs group by category order by category;
-```
-
-A DuckDB file is not byte-stable, so the manifest and the Croissant file leave it out;
-`tastebench verify` checks that it holds exactly these tables with these rows.
-
-## Keying: one code space
-
-- `public_code` (`benchmark/`, `oof/`): this release's codes. Per category a cryptographically
-  random permutation of the analogs to 1..n_c, references n_c+1, ...; drawn once and kept only in
-  the gated area, so later releases reuse them. Codes carry no information about the target.
-- The published TasteBench out-of-fold files and gold pairs, scored in `metrics/model_metrics.csv`,
-  are **not re-published here**: they are keyed by the original TasteBench codes and carry the
-  same gold, so next to `benchmark/products.csv` they would link the two keyings on
-  `(category, true_rank)`. `metrics/upstream_files.csv` references each one by URL and sha256;
-  `tastebench verify` fetches them by hash.
-
-## What is never here
-
-Brands, UPCs, bundle join keys, raw product codes, respondent ids or any key that follows one
-panelist across blocks, per-product panel means (the gold is a within-category rank, ties x.5),
-product features next to targets. Row order is a function of the released columns only. Every
-file passed the de-identification guards before publication.
-
-## Verify
-
-`tastebench verify <this folder>` checks the manifest, the Croissant hashes and types (and
-opens `croissant.json` in mlcroissant, loading every record set), the Parquet twins and the
-DuckDB file, then recomputes the gold pairs (from `true_rank`), the
-category counts, the human-baseline summary, the model metrics (from `oof/` and the upstream
-files, fetched by hash) and the release audits, and compares them byte for byte. Every table is
-a CSV (floats written as the shortest text that reads back as the same float64) with a Parquet
-twin of the same rows.
-
-## Licences
-
-NECTAR-derived data (everything in this release): **CC BY-NC 4.0** (non-commercial; attribution:
-NECTAR and the TasteBench authors). FartDB-derived data (none in this release): MIT.
-"""
+    template = resources.files("warehouse.release").joinpath(README_TEMPLATE)
+    return Template(template.read_text(encoding="utf-8")).substitute(
+        version=__version__, banner=banner, rows=rows, public_db=PUBLIC_DB
+    )
 
 
 # --- the export ---------------------------------------------------------------------------------
-def export_release(
-    out_dir: Path,
-    *,
-    db_path: Path,
-    gated_dir: Path,
-    settings: Settings,
-    log: Callable[[str], None] = lambda m: None,
-) -> ReleaseResult:
-    """Write the release into ``out_dir`` (new or empty) or raise without writing anything.
-    ``settings``: where the upstream TasteBench files are fetched."""
-    import duckdb
+@dataclass
+class GatedDraws:
+    """The gated state of one export: ranked products, public codes and pair sides (loaded from
+    the gated folder, or drawn now when absent)."""
 
-    from warehouse.quality.guards import GatedContext, guard_release_dir, raise_for_violations
-    from warehouse.release.verify import derive_tables, read_release_tables
+    ranked: pl.DataFrame
+    cmap: pl.DataFrame
+    sides: pl.DataFrame
+    code_map_reused: bool
+    pair_sides_reused: bool
 
-    t0 = time.perf_counter()
-    timings: dict[str, float] = {}
-    out_dir = check_out_dir(out_dir)
-    gated_dir = Path(gated_dir).resolve()
-    ensure_separate(out_dir, gated_dir)
-    db_path = Path(db_path)
+
+def read_warehouse(db_path: Path):
+    """(inputs, GatedContext, build time) of the warehouse, opened by ``connect_read_only`` (the
+    export reads relations only; its files are written by polars/pyarrow and a separate DuckDB
+    file, never by the warehouse connection)."""
+    from warehouse.quality.guards import GatedContext
+    from warehouse.sources.readonly import connect_read_only
+
     if not db_path.exists():
         raise ReleaseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_read_only(db_path)
     try:
-        inp = read_inputs(con)
-        ctx = GatedContext.from_warehouse(con)
-        built_at = build_time(con)
+        return read_inputs(con), GatedContext.from_warehouse(con), build_time(con)
     finally:
         con.close()
-    origin = inp.data_origin
-    timings["read"] = time.perf_counter() - t0
 
-    store = GatedStore(gated_dir)
+
+def gated_draws(inp: WarehouseInputs, ctx, store: GatedStore, log) -> GatedDraws:
     ranked = ranked_products(inp.products)
     check_pairs_against_ranks(ranked, inp.pairs)
     base = ranked.select("category", "product_code", "is_analog")
@@ -445,81 +390,121 @@ def export_release(
     sides_reused = sides is not None
     if sides is None:
         sides = draw_pair_sides(inp.pairs, cmap, ctx, log)
-    ctx = ctx.with_code_map(cmap)
+    return GatedDraws(ranked, cmap, sides, code_map_reused, sides_reused)
+
+
+def write_data_tables(
+    tmp: Path, inp: WarehouseInputs, draws: GatedDraws
+) -> list[tuple[TableSpec, int]]:
+    """Write the data tables (CSV + Parquet); return (spec, rows) of each."""
+    written: list[tuple[TableSpec, int]] = []
+    for spec, frame in data_tables(inp, draws.ranked, draws.cmap, draws.sides):
+        if "data_origin" in spec.names and "data_origin" not in frame.columns:
+            frame = frame.with_columns(data_origin=pl.lit(inp.data_origin))
+        write_table(tmp, frame, spec)
+        written.append((spec, len(frame)))
+    return written
+
+
+def derive_metric_tables(tmp: Path, inp: WarehouseInputs, settings: Settings):
+    """Re-derive the metric tables from the written files (the code ``tastebench verify`` runs),
+    check them against the files and the marts; return (release tables, derived frames)."""
+    from warehouse.release.verify import derive_tables, read_release_tables
+
+    tables = read_release_tables(tmp, settings)
+    derived, problems = derive_tables(tables)
+    problems = tables.upstream_problems + problems
+    if problems:
+        raise ReleaseError("; ".join(problems))
+    for spec in (GOLD_PAIRS, CATEGORIES):
+        if table_bytes(derived[spec.path], spec) != (tmp / spec.path).read_bytes():
+            raise ReleaseError(f"{spec.path} does not re-derive from the release files")
+    check_against_marts(derived[MODEL_METRICS.path], derived[HUMAN_SUMMARY.path], inp)
+    if bad := derive.audits_at_chance(derived[RELEASE_AUDITS.path]):
+        raise ReleaseError(
+            "release audits not at chance: " + "; ".join(bad) + ". Fix: move the gated "
+            "code map / pair sides away to redraw them."
+        )
+    return tables, derived
+
+
+def release_croissant(tmp: Path, specs: list[TableSpec], origin: str, built_at: str, urls):
+    """The release's Croissant document (``urls``: the upstream files it derives from)."""
+    simulated = origin == "simulation"
+    note = " Ratings are SIMULATED (data_origin = simulation)." if simulated else ""
+    return build_croissant(
+        tmp,
+        name="tastebench-release",
+        description=(
+            "De-identified TasteBench benchmark: products with public codes and "
+            "within-category ranks, gold pairs, human-baseline aggregates, out-of-fold "
+            "predictions of warehouse fits and metrics." + note
+        ),
+        tables=specs,
+        other_files={"README.md": "What is released, keying, verification, licences."},
+        data_origin=origin,
+        version=__version__,
+        date_published=built_at,
+        derived_from=["https://github.com/Food-Intelligence-Lab/tastebench", *sorted(urls)],
+    )
+
+
+def export_release(
+    out_dir: Path,
+    *,
+    db_path: Path,
+    gated_dir: Path,
+    settings: Settings,
+    log: Callable[[str], None] = lambda m: None,
+) -> ReleaseResult:
+    """Write the release into ``out_dir`` (new or empty) or raise without writing anything.
+    ``settings``: where the upstream TasteBench files are fetched."""
+    from warehouse.quality.guards import guard_release_dir, raise_for_violations
+
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    out_dir = check_out_dir(out_dir)
+    gated_dir = Path(gated_dir).resolve()
+    ensure_separate(out_dir, gated_dir)
+    inp, ctx, built_at = read_warehouse(Path(db_path))
+    origin = inp.data_origin
+    timings["read"] = time.perf_counter() - t0
+    store = GatedStore(gated_dir)
+    draws = gated_draws(inp, ctx, store, log)
+    ctx = ctx.with_code_map(draws.cmap)
     timings["gated"] = time.perf_counter() - t0 - timings["read"]
 
     with atomic_dir(out_dir) as tmp:  # an existing out_dir is empty (checked above)
-        written: list[tuple[TableSpec, int]] = []
-        for spec, frame in data_tables(inp, ranked, cmap, sides):
-            if "data_origin" in spec.names and "data_origin" not in frame.columns:
-                frame = frame.with_columns(data_origin=pl.lit(origin))
-            write_table(tmp, frame, spec)
-            written.append((spec, len(frame)))
+        written = write_data_tables(tmp, inp, draws)
         t1 = time.perf_counter()
-        tables = read_release_tables(tmp, settings)
-        derived, problems = derive_tables(tables)
-        problems = tables.upstream_problems + problems
-        if problems:
-            raise ReleaseError("; ".join(problems))
-        for spec in (GOLD_PAIRS, CATEGORIES):
-            if table_bytes(derived[spec.path], spec) != (tmp / spec.path).read_bytes():
-                raise ReleaseError(f"{spec.path} does not re-derive from the release files")
-        check_against_marts(derived[MODEL_METRICS.path], derived[HUMAN_SUMMARY.path], inp)
-        audits = derived[RELEASE_AUDITS.path]
-        if bad := derive.audits_at_chance(audits):
-            raise ReleaseError(
-                "release audits not at chance: " + "; ".join(bad) + ". Fix: move the gated "
-                "code map / pair sides away to redraw them."
-            )
+        tables, derived = derive_metric_tables(tmp, inp, settings)
         for spec in (HUMAN_SUMMARY, MODEL_METRICS, RELEASE_AUDITS):
             write_table(tmp, derived[spec.path], spec)
             written.append((spec, len(derived[spec.path])))
         timings["metrics"] = time.perf_counter() - t1
         write_public_db(tmp, [s for s, _ in written])
         (tmp / "README.md").write_text(readme_text(written, origin), encoding="utf-8")
-        specs = [s for s, _ in written]
-        doc = build_croissant(
-            tmp,
-            name="tastebench-release",
-            description=(
-                "De-identified TasteBench benchmark: products with public codes and "
-                "within-category ranks, gold pairs, human-baseline aggregates, out-of-fold "
-                "predictions of warehouse fits and metrics."
-                + (
-                    " Ratings are SIMULATED (data_origin = simulation)."
-                    if origin == "simulation"
-                    else ""
-                )
-            ),
-            tables=specs,
-            other_files={"README.md": "What is released, keying, verification, licences."},
-            data_origin=origin,
-            version=__version__,
-            date_published=built_at,
-            derived_from=[
-                "https://github.com/Food-Intelligence-Lab/tastebench",
-                *sorted(tables.frames[UPSTREAM_FILES.path]["url"].to_list()),
-            ],
-        )
+        urls = tables.frames[UPSTREAM_FILES.path]["url"].to_list()
+        doc = release_croissant(tmp, [s for s, _ in written], origin, built_at, urls)
         write_croissant(tmp, doc)
         write_manifest(tmp)
         t2 = time.perf_counter()
         violations = guard_release_dir(tmp, ctx)
         timings["guards"] = time.perf_counter() - t2
         raise_for_violations(violations, where=f"the release for {out_dir}")
-        if not code_map_reused:
-            store.save_code_map(cmap)
-        if not sides_reused:
-            store.save_pair_sides(sides)
+        if not draws.code_map_reused:
+            store.save_code_map(draws.cmap)
+        if not draws.pair_sides_reused:
+            store.save_pair_sides(draws.sides)
     files = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file())
     return ReleaseResult(
         out_dir=out_dir,
         gated_dir=gated_dir,
         data_origin=origin,
         files=files,
-        code_map_reused=code_map_reused,
-        pair_sides_reused=sides_reused,
-        audits=audits,
+        code_map_reused=draws.code_map_reused,
+        pair_sides_reused=draws.pair_sides_reused,
+        audits=derived[RELEASE_AUDITS.path],
         elapsed_s=time.perf_counter() - t0,
         timings=timings,
     )

@@ -125,13 +125,8 @@ def _read_submission(path: str) -> dict[str, list[str]]:
     return out
 
 
-def score_submission(submission_csv: str | Path, solution) -> dict[str, object]:
-    """Leaderboard scores of a submission (``pair_id, public_code_winner``): accuracy on the
-    Public and on the Private pairs, rounded to 2 decimals. Every pair id must appear once with
-    one of its two codes; a bad file raises :class:`DataValidationError` naming line and column."""
-    path = str(submission_csv)
-    sol = solution_frame(solution)
-    sub = _read_submission(path)
+def _integer_columns(path: str, sub: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """The submission's columns of sample_submission.csv as int64 (each value an integer)."""
     values: dict[str, np.ndarray] = {}
     for col in COMP_SAMPLE.names:
         parsed = []
@@ -147,17 +142,20 @@ def score_submission(submission_csv: str | Path, solution) -> dict[str, object]:
                 )  # fmt: skip
             parsed.append(int(x))
         values[col] = np.asarray(parsed, dtype=np.int64)
-    ids = values["pair_id"]
+    return values
+
+
+def _check_pair_ids(path: str, ids: list[int], known: dict) -> None:
+    """Every pair id of the solution exactly once, no other."""
     seen: set[int] = set()
-    for i, pid in enumerate(ids.tolist()):
+    for i, pid in enumerate(ids):
         if pid in seen:
             raise DataValidationError(
                 path, f"pair_id {pid} appears twice", "keep one row per pair",
                 row=i + 2, column="pair_id",
             )  # fmt: skip
         seen.add(pid)
-    known = {r["pair_id"]: r for r in sol.iter_rows(named=True)}
-    for i, pid in enumerate(ids.tolist()):
+    for i, pid in enumerate(ids):
         if pid not in known:
             raise DataValidationError(
                 path, f"unknown pair_id {pid}", "use the pair ids of ranking_pairs.csv",
@@ -170,7 +168,19 @@ def score_submission(submission_csv: str | Path, solution) -> dict[str, object]:
             f"{len(missing)} pair(s) missing (e.g. pair_id {missing[0]})",
             "submit one row for every pair of ranking_pairs.csv",
         )
-    rows = [known[pid] for pid in ids.tolist()]
+
+
+def score_submission(submission_csv: str | Path, solution) -> dict[str, object]:
+    """Leaderboard scores of a submission (``pair_id, public_code_winner``): accuracy on the
+    Public and on the Private pairs, rounded to 2 decimals. Every pair id must appear once with
+    one of its two codes; a bad file raises :class:`DataValidationError` naming line and column."""
+    path = str(submission_csv)
+    sol = solution_frame(solution)
+    values = _integer_columns(path, _read_submission(path))
+    ids = values["pair_id"].tolist()
+    known = {r["pair_id"]: r for r in sol.iter_rows(named=True)}
+    _check_pair_ids(path, ids, known)
+    rows = [known[pid] for pid in ids]
     pred = values["public_code_winner"]
     for i, (p, r) in enumerate(zip(pred.tolist(), rows, strict=True)):
         if p not in (r["public_code_1"], r["public_code_2"]):

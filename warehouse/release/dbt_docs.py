@@ -14,7 +14,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from warehouse.config import REPO_ROOT
+from warehouse.config import project_dir
 from warehouse.errors import WarehouseError
 
 _DOC_REF = re.compile(r"\{\{\s*doc\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\}\}")
@@ -57,8 +57,10 @@ def _model_columns(root: Path) -> dict[str, dict[str, str]]:
     return models
 
 
-def column_description(model: str, column: str, *, root: Path = REPO_ROOT) -> str:
-    """``model.column``'s description in the dbt yml, ``doc()`` blocks expanded, on one line."""
+def column_description(model: str, column: str, *, root: Path | None = None) -> str:
+    """``model.column``'s description in the dbt yml, ``doc()`` blocks expanded, on one line
+    (``root``: the dbt project, default :func:`warehouse.config.project_dir`)."""
+    root = project_dir() if root is None else root
     columns = _model_columns(root).get(model)
     if columns is None:
         raise WarehouseError(f"no dbt model {model!r} in the yml of {root}")

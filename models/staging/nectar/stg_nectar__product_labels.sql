@@ -1,21 +1,12 @@
 -- One product per label file: the automatic labels and the hand-cleaned copy, stacked and tagged.
-with auto_labels as (
+{%- set label_files = [
+    ('auto', 'base_nectar__product_labels'),
+    ('manual', 'base_nectar__product_labels_manually_cleaned'),
+] %}
+with unioned as (
+    {%- for label_source, base_model in label_files %}
     select
-        'auto' as label_source,
-        *
-    from {{ ref('base_nectar__product_labels') }}
-),
-
-manual_labels as (
-    select
-        'manual' as label_source,
-        *
-    from {{ ref('base_nectar__product_labels_manually_cleaned') }}
-),
-
-unioned as (
-    select
-        label_source,
+        '{{ label_source }}' as label_source,
         product_key,
         category,
         product_code,
@@ -26,21 +17,11 @@ unioned as (
         is_reference,
         data_origin,
         source_file
-    from auto_labels
+    from {{ ref(base_model) }}
+    {%- if not loop.last %}
     union all
-    select
-        label_source,
-        product_key,
-        category,
-        product_code,
-        product_type,
-        has_meat,
-        has_dairy,
-        cleaned_ingredients,
-        is_reference,
-        data_origin,
-        source_file
-    from manual_labels
+    {%- endif %}
+    {%- endfor %}
 )
 
 select

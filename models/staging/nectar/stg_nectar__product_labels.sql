@@ -3,31 +3,11 @@
     ('auto', 'base_nectar__product_labels'),
     ('manual', 'base_nectar__product_labels_manually_cleaned'),
 ] %}
-with unioned as (
-    {%- for label_source, base_model in label_files %}
-    select
-        '{{ label_source }}' as label_source,
-        product_key,
-        category,
-        product_code,
-        product_type,
-        has_meat,
-        has_dairy,
-        cleaned_ingredients,
-        is_reference,
-        data_origin,
-        source_file
-    from {{ ref(base_model) }}
-    {%- if not loop.last %}
-    union all
-    {%- endif %}
-    {%- endfor %}
-)
-
+{%- for label_source, base_model in label_files %}
 select
-    label_source || ':' || product_key as label_key,
+    '{{ label_source }}:' || product_key as label_key,
     product_key,
-    label_source,
+    '{{ label_source }}' as label_source,
     category,
     product_code,
     product_type,
@@ -37,4 +17,8 @@ select
     is_reference,
     data_origin,
     source_file
-from unioned
+from {{ ref(base_model) }}
+{%- if not loop.last %}
+union all
+{%- endif %}
+{%- endfor %}

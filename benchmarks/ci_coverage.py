@@ -112,6 +112,16 @@ def mirror_dir() -> Path:
     return Path(env).resolve() if env else (REPO_ROOT.parent / "shared" / "data").resolve()
 
 
+def study_categories() -> tuple[np.ndarray, np.ndarray]:
+    """The study's categories: their sizes (the public gold pairs of the data mirror) and their
+    fixed standard-normal scores ``u_c`` (seed 42)."""
+    sizes = category_sizes(mirror_dir() / PAIRS)
+    scores = np.random.default_rng(SEED).permutation(
+        special.ndtri((np.arange(len(sizes)) + 0.5) / len(sizes))
+    )
+    return sizes, scores
+
+
 def category_sizes(path: Path) -> np.ndarray:
     """Products per category (sorted category order) from the public gold pairs."""
     if not path.exists():
@@ -155,12 +165,19 @@ class Truth:
             "kendall_tau": float(n @ (2 * a - 1) / n.sum()),
             "pairwise_accuracy_macro": float(a.mean()),
         }
-        recall = np.array(
-            [recall_expectation(int(k), float(rc)) for k, rc in zip(n, r, strict=True)]
-        )
+        recall = self.recall_expectations()
         for k in (1, 2, 3):
             out[f"recall_at_{k}"] = float(recall[:, k - 1].mean())
         return out
+
+    def recall_expectations(self) -> np.ndarray:
+        """Expected Recall@1, @2, @3 of each category (a row per category, Monte Carlo)."""
+        return np.array(
+            [
+                recall_expectation(int(n), float(rc))
+                for n, rc in zip(self.sizes, self.r, strict=True)
+            ]
+        )
 
 
 RECALL_CACHE = REPO_ROOT / "build" / "ci_coverage" / "recall-expectations-v1.json"
@@ -364,6 +381,21 @@ def _cell(row: dict, extra: str = "") -> str:
     return text + (f" [{'; '.join(flags)}]" if flags else "")
 
 
+def _md_row(lead: tuple[str, ...], cells) -> str:
+    """One markdown table row: the ``lead`` cells (method, size), then one cell a scenario."""
+    return "| " + " | ".join(lead) + " | " + " | ".join(cells) + " |"
+
+
+def _md_head(lead: tuple[str, ...], scenarios: list[str]) -> list[str]:
+    """A table's header row and its rule."""
+    return [_md_row(lead, scenarios), "|" + "---|" * (len(lead) + len(scenarios))]
+
+
+def _by_scenario(frame: pl.DataFrame) -> dict[str, dict]:
+    """The rows of ``frame`` (one method's) by scenario."""
+    return {r["scenario"]: r for r in frame.iter_rows(named=True)}
+
+
 RULE = (
     "Decision rule (`choose`): the method within 93-97% at every level whose worst level is "
     "closest to 95%; if none, the same among methods never below 93%; else the highest "
@@ -412,13 +444,9 @@ def render(
         if not sub.height:
             continue
         lines = [f"**{metric}** (population pairwise accuracy of the predictor in the header)", ""]
-        lines.append("| method | " + " | ".join(scen) + " |")
-        lines.append("|---|" + "---|" * len(scen))
+        lines += _md_head(("method",), scen)
         for method in CI_METHODS:
-            rows = {
-                r["scenario"]: r
-                for r in sub.filter(pl.col("method") == method).iter_rows(named=True)
-            }
+            rows = _by_scenario(sub.filter(pl.col("method") == method))
             name = f"**{method}**" if DEFAULT_CI_METHODS[metric] == method else method
             if rows:
                 cells = [_cell(rows[s]) for s in scen]
@@ -426,7 +454,7 @@ def render(
                 cells = kept[metric][method]
             else:
                 continue
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            lines.append(_md_row((name,), cells))
         lines += ["", verdicts[metric]]
         if "legend" not in out:
             which = ""
@@ -442,18 +470,15 @@ def render(
             "**Per-category pairwise accuracy** (one category of the given size; columns as above)",
             "",
         ]
-        lines.append("| size | method | " + " | ".join(scen) + " |")
-        lines.append("|---|---|" + "---|" * len(scen))
+        lines += _md_head(("size", "method"), scen)
         for size in dict.fromkeys(pcat["metric"].to_list()):
             for method in PER_CATEGORY_METHODS:
                 sub = pcat.filter((pl.col("metric") == size) & (pl.col("method") == method))
-                rows = {r["scenario"]: r for r in sub.iter_rows(named=True)}
+                rows = _by_scenario(sub)
                 if not rows:
                     continue
                 name = f"**{method}**" if method == DEFAULT_PER_CATEGORY_METHOD else method
-                lines.append(
-                    f"| {size} | {name} | " + " | ".join(_cell(rows[s]) for s in scen) + " |"
-                )
+                lines.append(_md_row((size, name), (_cell(rows[s]) for s in scen)))
         out["per_category"] = "\n".join(lines)
     paired = summary.filter(pl.col("kind") == "paired")
     if paired.height:
@@ -463,19 +488,13 @@ def render(
             "models; `rej`: share of p < .05, the type-I error where they are equal)",
             "",
         ]
-        lines.append("| method | " + " | ".join(pscen) + " |")
-        lines.append("|---|" + "---|" * len(pscen))
+        lines += _md_head(("method",), pscen)
         for method in COMPARE_METHODS:
-            rows = {
-                r["scenario"]: r
-                for r in paired.filter(pl.col("method") == method).iter_rows(named=True)
-            }
+            rows = _by_scenario(paired.filter(pl.col("method") == method))
             if not rows:
                 continue
             name = f"**{method}**" if method == "ustat_t" else method
-            lines.append(
-                f"| {name} | " + " | ".join(_cell(rows[s], "rejected") for s in pscen) + " |"
-            )
+            lines.append(_md_row((name,), (_cell(rows[s], "rejected") for s in pscen)))
         out["paired"] = "\n".join(lines)
     return out
 
@@ -571,10 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics = tuple(m for m in args.metrics if m in INTERVAL_METRICS)
 
     t0 = time.perf_counter()
-    sizes = category_sizes(mirror_dir() / PAIRS)
-    scores = np.random.default_rng(SEED).permutation(
-        special.ndtri((np.arange(len(sizes)) + 0.5) / len(sizes))
-    )
+    sizes, scores = study_categories()
     print(
         f"{len(sizes)} categories, {sizes.sum()} products, "
         f"{int((sizes * (sizes - 1) // 2).sum())} pairs; sizes {sorted(sizes.tolist())}"

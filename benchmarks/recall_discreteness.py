@@ -41,23 +41,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy import special
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 for path in (REPO_ROOT, REPO_ROOT / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from ci_coverage import (  # noqa: E402
-    LEVELS,
-    PAIRS,
-    SEED,
-    Truth,
-    category_sizes,
-    choose,
-    mirror_dir,
-    recall_expectation,  # noqa: E402
-)
+from ci_coverage import LEVELS, Truth, choose, study_categories  # noqa: E402
 
 from warehouse.metrics.intervals import _recall_binomial  # noqa: E402
 from warehouse.metrics.randomized import fuzzy_cover_probability  # noqa: E402
@@ -134,23 +124,13 @@ def randomized_coverage(pmf: np.ndarray, truth: float) -> float:
 
 
 def main() -> int:
-    sizes = category_sizes(mirror_dir() / PAIRS)
-    scores = np.random.default_rng(SEED).permutation(
-        special.ndtri((np.arange(len(sizes)) + 0.5) / len(sizes))
-    )
+    sizes, scores = study_categories()
     print(
         "| metric | level | truth | P(X=K) | Jeffreys exact | Wilson exact | any X-rule | "
         "contiguous: nearest below / above | var ratio | randomized exact |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    rows = []
-    for level in LEVELS:
-        r = Truth(sizes, level, scores).r
-        rows.append(
-            np.array(
-                [recall_expectation(int(n), float(rc)) for n, rc in zip(sizes, r, strict=True)]
-            )
-        )
+    rows = [Truth(sizes, level, scores).recall_expectations() for level in LEVELS]
     exact: dict[str, dict[str, list[float]]] = {}
     for k in (1, 2, 3):
         metric = f"recall_at_{k}"

@@ -2,7 +2,7 @@
 
 import great_expectations as gx
 
-from warehouse.quality.contracts import BENCHMARK_SCALE, no_gated_columns
+from warehouse.quality.contracts import BENCHMARK_SCALE, no_gated_columns, suite_of
 
 MODEL = "marts.agg_human_baseline"
 METRICS = [
@@ -20,15 +20,12 @@ METRICS = [
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
-    suite.add_expectation(no_gated_columns())
-    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="metric"))
-    suite.add_expectation(
-        E.ExpectColumnDistinctValuesToEqualSet(column="metric", value_set=METRICS)
+    return suite_of(
+        MODEL,
+        no_gated_columns(),
+        E.ExpectColumnValuesToBeUnique(column="metric"),
+        E.ExpectColumnDistinctValuesToEqualSet(column="metric", value_set=METRICS),
+        E.ExpectColumnValuesToNotBeNull(column="published_value"),
+        E.ExpectColumnValuesToNotBeNull(column="warehouse_value", meta=BENCHMARK_SCALE),
     )
-    suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column="published_value"))
-    suite.add_expectation(
-        E.ExpectColumnValuesToNotBeNull(column="warehouse_value", meta=BENCHMARK_SCALE)
-    )
-    return suite

@@ -7,6 +7,7 @@ from warehouse.quality.contracts import (
     no_respondent_columns,
     one_row_per_panelist_and_block,
     respondents_per_block,
+    suite_of,
 )
 
 MODEL = "marts.fct_block_respondents"
@@ -14,11 +15,11 @@ parameters = respondents_per_block
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
-    suite.add_expectation(no_respondent_columns())
-    for e in one_row_per_panelist_and_block():
-        suite.add_expectation(e)
-    suite.add_expectation(E.ExpectColumnValuesToBeBetween(column="panelist_number", min_value=1))
-    suite.add_expectation(E.ExpectColumnValuesToBeBetween(column="n_categories_rated", min_value=1))
-    return suite
+    return suite_of(
+        MODEL,
+        no_respondent_columns(),
+        *one_row_per_panelist_and_block(),
+        E.ExpectColumnValuesToBeBetween(column="panelist_number", min_value=1),
+        E.ExpectColumnValuesToBeBetween(column="n_categories_rated", min_value=1),
+    )

@@ -7,6 +7,7 @@ from warehouse.quality.contracts import (
     benchmark_product_keys,
     no_respondent_columns,
     one_row_per_benchmark_product,
+    suite_of,
 )
 from warehouse.quality.expectations import ExpectNoRowsToMatchQuery
 
@@ -23,16 +24,19 @@ parameters = benchmark_product_keys
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
-    suite.add_expectation(no_respondent_columns())
-    for e in one_row_per_benchmark_product():
-        suite.add_expectation(e)
-    for n in NUTRIENTS:
-        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=f"{n}_per_100g"))
-        suite.add_expectation(E.ExpectColumnValuesToBeBetween(column=f"{n}_per_100g", min_value=0))
     any_imputed = " or ".join(f"is_imputed_{n}" for n in NUTRIENTS)
-    suite.add_expectation(
-        ExpectNoRowsToMatchQuery(unexpected_rows_query=f"has_imputed_values != ({any_imputed})")
+    return suite_of(
+        MODEL,
+        no_respondent_columns(),
+        *one_row_per_benchmark_product(),
+        *(
+            e
+            for n in NUTRIENTS
+            for e in (
+                E.ExpectColumnValuesToNotBeNull(column=f"{n}_per_100g"),
+                E.ExpectColumnValuesToBeBetween(column=f"{n}_per_100g", min_value=0),
+            )
+        ),
+        ExpectNoRowsToMatchQuery(unexpected_rows_query=f"has_imputed_values != ({any_imputed})"),
     )
-    return suite

@@ -7,6 +7,7 @@ from warehouse.quality.contracts import (
     benchmark_product_keys,
     no_respondent_columns,
     one_row_per_benchmark_product,
+    suite_of,
 )
 
 MODEL = "marts.fct_panel_means"
@@ -15,19 +16,15 @@ parameters = benchmark_product_keys
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
-    suite.add_expectation(no_respondent_columns())
-    for e in one_row_per_benchmark_product():
-        suite.add_expectation(e)
-    suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column="panel_mean"))
-    suite.add_expectation(
-        E.ExpectColumnValuesToBeBetween(column="panel_mean", min_value=1, max_value=7)
-    )
-    suite.add_expectation(E.ExpectColumnValuesToBeBetween(column="panel_sd", min_value=0))
-    suite.add_expectation(
+    return suite_of(
+        MODEL,
+        no_respondent_columns(),
+        *one_row_per_benchmark_product(),
+        E.ExpectColumnValuesToNotBeNull(column="panel_mean"),
+        E.ExpectColumnValuesToBeBetween(column="panel_mean", min_value=1, max_value=7),
+        E.ExpectColumnValuesToBeBetween(column="panel_sd", min_value=0),
         E.ExpectColumnValuesToBeBetween(
             column="n_ratings", min_value=MIN_RATINGS, meta=BENCHMARK_SCALE
-        )
+        ),
     )
-    return suite

@@ -7,6 +7,7 @@ from warehouse.quality.contracts import (
     no_gated_columns,
     one_row_per_panelist_and_block,
     respondents_per_block,
+    suite_of,
 )
 from warehouse.quality.expectations import ExpectNoRowsToMatchQuery
 
@@ -15,18 +16,18 @@ parameters = respondents_per_block
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
     E = gx.expectations
-    suite.add_expectation(no_gated_columns())
-    for e in one_row_per_panelist_and_block():
-        suite.add_expectation(e)
-    suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column="pairwise_accuracy"))
-    for col in ("pairwise_accuracy", "recall_at_1", "recall_at_3"):
-        suite.add_expectation(E.ExpectColumnValuesToBeBetween(column=col, min_value=0, max_value=1))
-    suite.add_expectation(
-        E.ExpectColumnValuesToBeBetween(column="spearman", min_value=-1, max_value=1)
+    return suite_of(
+        MODEL,
+        no_gated_columns(),
+        *one_row_per_panelist_and_block(),
+        E.ExpectColumnValuesToNotBeNull(column="pairwise_accuracy"),
+        *(
+            E.ExpectColumnValuesToBeBetween(column=col, min_value=0, max_value=1)
+            for col in ("pairwise_accuracy", "recall_at_1", "recall_at_3")
+        ),
+        E.ExpectColumnValuesToBeBetween(column="spearman", min_value=-1, max_value=1),
+        ExpectNoRowsToMatchQuery(
+            unexpected_rows_query="n_pairs != n_analogs * (n_analogs - 1) / 2"
+        ),
     )
-    suite.add_expectation(
-        ExpectNoRowsToMatchQuery(unexpected_rows_query="n_pairs != n_analogs * (n_analogs - 1) / 2")
-    )
-    return suite

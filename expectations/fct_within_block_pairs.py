@@ -2,12 +2,10 @@
 
 import great_expectations as gx
 
-from warehouse.config import project_var
-from warehouse.quality.contracts import no_respondent_columns
-from warehouse.quality.expectations import ExpectGroupRowCountsToEqual, ExpectNoRowsToMatchQuery
+from warehouse.quality.contracts import no_respondent_columns, pair_outcome_consistent, suite_of
+from warehouse.quality.expectations import ExpectGroupRowCountsToEqual
 
 MODEL = "marts.fct_within_block_pairs"
-TIE = project_var("tie_tolerance")  # dbt_project.yml, the one place it is set
 
 
 def parameters(con) -> dict:
@@ -16,21 +14,12 @@ def parameters(con) -> dict:
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
-    E = gx.expectations
-    suite.add_expectation(no_respondent_columns())
-    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="block_pair_key"))
-    suite.add_expectation(
+    return suite_of(
+        MODEL,
+        no_respondent_columns(),
+        gx.expectations.ExpectColumnValuesToBeUnique(column="block_pair_key"),
         ExpectGroupRowCountsToEqual(
             group_by=["block_key"], expected_counts={"$PARAMETER": "pairs_per_block"}
-        )
+        ),
+        *pair_outcome_consistent(),
     )
-    suite.add_expectation(
-        ExpectNoRowsToMatchQuery(
-            unexpected_rows_query=f"is_tie != (abs(panel_mean_difference) < {TIE})"
-        )
-    )
-    suite.add_expectation(
-        ExpectNoRowsToMatchQuery(unexpected_rows_query="winner_product_code.isna() != is_tie")
-    )
-    return suite

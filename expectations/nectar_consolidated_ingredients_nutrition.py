@@ -3,7 +3,7 @@ product-year, non-negative label values)."""
 
 import great_expectations as gx
 
-from warehouse.quality.contracts import raw_contract
+from warehouse.quality.contracts import raw_contract, suite_of
 
 MODEL = "raw.nectar_consolidated_ingredients_nutrition"
 NUTRIENTS = (
@@ -18,16 +18,15 @@ NUTRIENTS = (
 
 
 def build_suite() -> gx.ExpectationSuite:
-    suite = gx.ExpectationSuite(name=MODEL)
-    for e in raw_contract("nectar_consolidated_ingredients_nutrition.csv"):
-        suite.add_expectation(e)
     E = gx.expectations
-    for col in ("Year", "Category", "Product_Code"):
-        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
-    suite.add_expectation(
-        E.ExpectCompoundColumnsToBeUnique(column_list=["Year", "Category", "Product_Code"])
+    key = ["Year", "Category", "Product_Code"]
+    return suite_of(
+        MODEL,
+        *raw_contract("nectar_consolidated_ingredients_nutrition.csv"),
+        *(E.ExpectColumnValuesToNotBeNull(column=col) for col in key),
+        E.ExpectCompoundColumnsToBeUnique(column_list=key),
+        *(
+            E.ExpectColumnValuesToBeBetween(column=col, min_value=0)
+            for col in ("Serving Size (g)", *NUTRIENTS)
+        ),
     )
-    suite.add_expectation(E.ExpectColumnValuesToBeBetween(column="Serving Size (g)", min_value=0))
-    for col in NUTRIENTS:
-        suite.add_expectation(E.ExpectColumnValuesToBeBetween(column=col, min_value=0))
-    return suite

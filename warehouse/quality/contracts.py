@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from warehouse.config import Settings
+from warehouse.config import Settings, project_var
 
 _SETTINGS: ContextVar[Settings | None] = ContextVar("quality_settings", default=None)
 
@@ -52,6 +52,16 @@ def croissant_columns(file_name: str) -> dict[str, str]:
     return {f.name: f.kind for f in record_sets(path)[file_name]}
 
 
+def suite_of(model: str, *expectations):
+    """The suite of ``model``: ``expectations`` in the order given (the order of its results)."""
+    import great_expectations as gx
+
+    suite = gx.ExpectationSuite(name=model)
+    for e in expectations:
+        suite.add_expectation(e)
+    return suite
+
+
 def raw_contract(file_name: str) -> list:
     """Exact column set and column kinds of a raw NECTAR table (Croissant fields + load meta)."""
     import great_expectations as gx
@@ -70,16 +80,13 @@ def product_labels_suite(file_name: str, model: str):
     a non-null, unique (category, product_code) key."""
     import great_expectations as gx
 
-    suite = gx.ExpectationSuite(name=model)
-    for e in raw_contract(file_name):
-        suite.add_expectation(e)
     E = gx.expectations
-    for col in ("category", "product_code"):
-        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
-    suite.add_expectation(
-        E.ExpectCompoundColumnsToBeUnique(column_list=["category", "product_code"])
+    return suite_of(
+        model,
+        *raw_contract(file_name),
+        *(E.ExpectColumnValuesToNotBeNull(column=col) for col in ("category", "product_code")),
+        E.ExpectCompoundColumnsToBeUnique(column_list=["category", "product_code"]),
     )
-    return suite
 
 
 def respondents_per_block(con) -> dict:
@@ -125,6 +132,21 @@ def one_row_per_benchmark_product():
         E.ExpectColumnDistinctValuesToEqualSet(
             column="product_key", value_set={"$PARAMETER": "product_keys"}
         ),
+    ]
+
+
+def pair_outcome_consistent():
+    """Expectations of a pair mart (the dbt macro ``pair_outcome``): a tie exactly when
+    ``|panel_mean_difference|`` is below the dbt var ``tie_tolerance`` (docs/benchmark.md §2),
+    and no winner exactly for ties."""
+    from warehouse.quality.expectations import ExpectNoRowsToMatchQuery
+
+    tie = project_var("tie_tolerance")  # dbt_project.yml, the one place it is set
+    return [
+        ExpectNoRowsToMatchQuery(
+            unexpected_rows_query=f"is_tie != (abs(panel_mean_difference) < {tie})"
+        ),
+        ExpectNoRowsToMatchQuery(unexpected_rows_query="winner_product_code.isna() != is_tie"),
     ]
 
 

@@ -231,21 +231,44 @@ def evaluate_in_context(
         ci=ci,
     )
     ctx_frames = {f.name: _scored_frame(f, ref)[0] for f, _ in context}
-    user_names = [f.name for f in users]
-    roles = {f.name: p["role"] for f, p in context} | dict.fromkeys(user_names, "user")
+    roles = {f.name: p["role"] for f, p in context} | {f.name: "user" for f in users}
     for m in result["models"]:
         m["role"] = roles[m["name"]]
+    result["context"] = _context_section(
+        result, users, context, (frames, ctx_frames), notes, (n_boot, seed, alpha)
+    )
+    result["human_scale"] = _human_scale(
+        result, {**frames, **ctx_frames}, ref, settings, db, n_boot, seed
+    )
+    result["notes"] += notes
+    return result
+
+
+def _context_section(
+    result: dict,
+    users: Sequence[PredictionFile],
+    context: Sequence[tuple[PredictionFile, dict]],
+    frames: tuple[dict[str, pl.DataFrame], dict[str, pl.DataFrame]],
+    notes: list[str],
+    boot: tuple[int, int, float],
+) -> dict[str, object]:
+    """The ``context`` section: the files and their roles, the user's comparisons under their
+    own Holm, and the rank of each user model among the context models. ``frames``: the user
+    files' and the context models' scored rows; ``boot``: ``(n_boot, seed, alpha)``."""
     from warehouse.files import sha256_file
 
+    user_frames, ctx_frames = frames
+    n_boot, seed, alpha = boot
+    user_names = [f.name for f in users]
     files = [
         {"name": f.name, "role": "user", "source_file": str(f.path), "sha256": sha256_file(f.path)}
         for f in users
     ]
-    ranks = [
-        model_ranks({u: frames[u], **ctx_frames}, [u], n_boot=n_boot, seed=seed, alpha=alpha)[0]
-        for u in user_names
-    ]
-    result["context"] = {
+    ranks = []
+    for u in user_names:
+        table = {u: user_frames[u], **ctx_frames}
+        ranks.append(model_ranks(table, [u], n_boot=n_boot, seed=seed, alpha=alpha)[0])
+    return {
         "user_models": user_names,
         "files": files + [p for _, p in context],
         "comparisons": _user_comparisons(result["comparisons"], set(user_names), alpha),
@@ -256,8 +279,3 @@ def evaluate_in_context(
         "pairwise accuracy on the products all of them cover",
         "notes": notes,
     }
-    result["human_scale"] = _human_scale(
-        result, {**frames, **ctx_frames}, ref, settings, db, n_boot, seed
-    )
-    result["notes"] += notes
-    return result

@@ -19,6 +19,20 @@ with ``--alone``. 2: every interval names its method (``ci_method``, ``is_degene
 
 _INTERVAL = {"point": "num?", "ci_lo": "num?", "ci_hi": "num?"}
 _NAMED = {**_INTERVAL, "ci_method": "str", "is_degenerate": "bool", "ci_note": "str"}
+_COMPARISON = {
+    "model_a": "str",
+    "model_b": "str",
+    "n_pairs": "int",
+    "diff": "num?",
+    "ci_lo": "num?",
+    "ci_hi": "num?",
+    "p_value": "num?",
+    "p_holm": "num?",
+    "is_resolved": "bool",
+    "ci_method": "str",
+    "ci_note": "str",
+}
+"""A row of ``comparisons`` (``--alone`` and in context alike)."""
 _SHAPE: dict[str, object] = {
     "schema_version": "int",
     "gold": ("file", "warehouse"),
@@ -44,21 +58,7 @@ _SHAPE: dict[str, object] = {
             "slices": {"delta_quintiles": {"delta_of": "str", "bins": "list"}},
         }
     ],
-    "comparisons": [
-        {
-            "model_a": "str",
-            "model_b": "str",
-            "n_pairs": "int",
-            "diff": "num?",
-            "ci_lo": "num?",
-            "ci_hi": "num?",
-            "p_value": "num?",
-            "p_holm": "num?",
-            "is_resolved": "bool",
-            "ci_method": "str",
-            "ci_note": "str",
-        }
-    ],
+    "comparisons": [_COMPARISON],
     "trivial_policies": [
         {
             "name": tuple(POLICY_DESCRIPTIONS),
@@ -91,20 +91,7 @@ _CONTEXT_SHAPE: dict[str, object] = {
                 "sha256": "str?",
             }
         ],
-        "comparisons": [
-            {
-                "model_a": "str",
-                "model_b": "str",
-                "diff": "num?",
-                "ci_lo": "num?",
-                "ci_hi": "num?",
-                "p_value": "num?",
-                "p_holm": "num?",
-                "is_resolved": "bool",
-                "winner": "str?",
-                "ci_method": "str",
-            }
-        ],
+        "comparisons": [{**_COMPARISON, "acc_a": "num?", "acc_b": "num?", "winner": "str?"}],
         "ranks": [
             {
                 "name": "str",

@@ -15,24 +15,20 @@ import numpy as np
 import polars as pl
 
 from warehouse.errors import DataValidationError, WarehouseError
-from warehouse.evaluate.contract import SCHEMA_VERSION
+from warehouse.evaluate.result import (
+    Coverage,
+    EvaluationResult,
+    ModelResult,
+    Settings,
+    per_category_records,
+)
 from warehouse.metrics.conventions import policies_by_convention, score_conventions
 from warehouse.metrics.core import code_series
-from warehouse.metrics.intervals import (
-    DEFAULT_CI_METHODS,
-    DEFAULT_PER_CATEGORY_METHOD,
-    INTERVAL_METRICS,
-)
 from warehouse.metrics.scoring import (
     ALPHA,
     CI_CHOICES,
     COMPARE_METHOD,
-    DEFAULT_PER_CATEGORY_VARIANT,
-    DEFAULT_VARIANT,
-    MAIN_VARIANT,
-    PER_CATEGORY_VARIANT,
     compare_pair_tables,
-    interval,
     json_float,
     pair_table,
 )
@@ -303,7 +299,7 @@ def load_reference(mode: str, db_path: Path | None = None, settings=None) -> Ref
     return _warehouse_reference(Path(db_path) if db_path else settings.db_path)
 
 
-def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pl.DataFrame, dict]:
+def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pl.DataFrame, Coverage]:
     """Validate ``f`` against the reference; return the rows to score and the coverage record."""
     cov = validate_predictions(
         f.frame,
@@ -347,14 +343,13 @@ def _scored_frame(f: PredictionFile, ref: Reference) -> tuple[pl.DataFrame, dict
                 column="confidence",
             )
         cols.append(pl.Series("confidence", conf, dtype=pl.Float64))
-    df = pl.DataFrame(cols)
-    coverage = {
-        "n_expected": cov.n_expected,
-        "n_present": cov.n_present,
-        "coverage": json_float(cov.coverage),
-        "missing_products": [{"category": c, "product_code": p} for c, p in cov.missing],
-    }
-    return df, coverage
+    coverage = Coverage(
+        n_expected=cov.n_expected,
+        n_present=cov.n_present,
+        coverage=json_float(cov.coverage),
+        missing_products=[{"category": c, "product_code": p} for c, p in cov.missing],
+    )
+    return pl.DataFrame(cols), coverage
 
 
 def evaluate_files(
@@ -382,11 +377,61 @@ def evaluate_files(
     """
     if not paths:
         raise WarehouseError("no prediction files given. Fix: pass one or more CSV paths.")
+    opts = _settings(ci, n_boot, seed, alpha)
+    files, ref = _load_files(paths, gold, db_path, settings)
+    models, tables, frames = [], {}, {}
+    notes: list[str] = []
+    for f in files:
+        model, frames[f.name], tables[f.name] = _score_file(f, ref, opts)
+        models.append(model)
+        cov = model.coverage
+        if cov.coverage is not None and cov.coverage < 1:
+            notes.append(
+                f"{f.name}: covers {cov.n_present} of {cov.n_expected} products "
+                f"(coverage {cov.coverage:.3f}); scored on the covered products only"
+            )
+    comparisons = compare_pair_tables(
+        tables,
+        n_boot=n_boot,
+        seed=seed,
+        alpha=alpha,
+        sources={f.name: str(f.path) for f in files},
+        method=opts.compare_method,
+    )
+    policies, data_origin = _policies(files, frames, ref, opts)
+    if data_origin == "simulation":
+        notes.append(
+            "gold comes from SIMULATED NECTAR ratings (data_origin = simulation): these numbers "
+            "are not real results"
+        )
+    return EvaluationResult(
+        gold=ref.mode,
+        data_origin=data_origin,
+        settings=opts,
+        models=tuple(models),
+        comparisons=comparisons,
+        trivial_policies=policies,
+        notes=tuple(notes),
+    ).to_json()
+
+
+def _settings(ci: str, n_boot: int, seed: int, alpha: float) -> Settings:
+    """The checked interval convention (``ci``) with its comparison method and the bootstrap."""
     if ci not in CI_CHOICES:
         raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
     compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
-    # structure first (header and first row, no scoring work), then at most one row more than
-    # there are known products: a longer file has an unknown or duplicate row among them
+    return Settings(ci, compare_method, n_boot=n_boot, seed=seed, alpha=alpha)
+
+
+def _load_files(
+    paths: Sequence[str | Path | PredictionFile],
+    gold: str | None,
+    db_path: str | Path | None,
+    settings,
+) -> tuple[list[PredictionFile], Reference]:
+    """The files, structure first (header and first row, no scoring work), then at most one row
+    more than there are known products (a longer file has an unknown or duplicate row among
+    them); and the reference they are scored against."""
     given = [p for p in paths if isinstance(p, PredictionFile)]  # loaded by the caller
     files = [p if isinstance(p, PredictionFile) else load_predictions(p, max_rows=1) for p in paths]
     seen: dict[str, Path] = {}
@@ -403,94 +448,80 @@ def evaluate_files(
         f if any(f is g for g in given) else load_predictions(f.path, max_rows=ref.known.height + 1)
         for f in files
     ]
+    return files, ref
 
-    models, tables, frames = [], {}, {}
-    notes: list[str] = []
-    for f in files:
-        df, coverage = _scored_frame(f, ref)
-        frames[f.name] = df
-        (scored,) = score_conventions(
-            df["category"],
-            df["gold"],
-            df["pred"],
-            conventions=(ci,),
-            n_boot=n_boot,
-            seed=seed,
-            alpha=alpha,
-            per_category=True,
-            all_metrics=False,
-        )
-        score, per_cat = scored.overall, scored.per_category
-        pairs = pair_table(df["category"], df["product_code"], df["gold"], df["pred"])
-        tables[f.name] = pairs
-        delta_of = "panel_mean" if mode == "warehouse" else f.gold_column
-        slices: dict[str, object] = {"delta_quintiles": delta_slice(pairs, delta_of)}
-        if ref.rating_stats is not None:
-            slices["clear_vs_ambiguous"] = clear_slice(
-                pairs, welch_clear_pairs(ref.rating_stats, pairs)
-            )
-            slices["clear_vs_ambiguous_note"] = (
-                "clear = Welch t-test on the two products' 2025/2026 similarity ratings, p < .05"
-            )
-        else:
-            slices["clear_vs_ambiguous"] = None
-            slices["clear_vs_ambiguous_note"] = (
-                "needs the warehouse's ratings: run with --gold warehouse (a gold file carries "
-                "only ranks/scores, no ratings)"
-            )
-        calib = None
-        if f.has_confidence:
-            conf = {
-                (c, p): v
-                for c, p, v in zip(
-                    df["category"], df["product_code"], df["confidence"], strict=True
-                )
-            }
-            calib = calibration(pairs, conf)
-        if coverage["coverage"] is not None and coverage["coverage"] < 1:
-            notes.append(
-                f"{f.name}: covers {coverage['n_present']} of {coverage['n_expected']} products "
-                f"(coverage {coverage['coverage']:.3f}); scored on the covered products only"
-            )
-        models.append(
-            {
-                "name": f.name,
-                "source_file": str(f.path),
-                "gold_column": "panel_mean" if mode == "warehouse" else f.gold_column,
-                "n_products": score["n_products"],
-                "n_pairs": score["n_pairs"],
-                "coverage": coverage["coverage"],
-                "n_expected_products": coverage["n_expected"],
-                "missing_products": coverage["missing_products"],
-                "metrics": score["metrics"],
-                "per_category": {
-                    r["category"]: {
-                        "n_products": int(r["n_products"]),
-                        "n_pairs": int(r["n_pairs"]),
-                        "pairwise_accuracy": {
-                            **interval(r["pairwise_accuracy"], r["ci_lo"], r["ci_hi"]),
-                            "ci_method": r["ci_method"],
-                            "is_degenerate": bool(r["is_degenerate"]),
-                            "ci_note": r["ci_note"],
-                        },
-                    }
-                    for r in per_cat.iter_rows(named=True)
-                },
-                "slices": slices,
-                "calibration": calib,
-            }
-        )
 
-    comparisons = compare_pair_tables(
-        tables,
-        n_boot=n_boot,
-        seed=seed,
-        alpha=alpha,
-        sources={f.name: str(f.path) for f in files},
-        method=compare_method,
+def _score_file(
+    f: PredictionFile, ref: Reference, opts: Settings
+) -> tuple[ModelResult, pl.DataFrame, pl.DataFrame]:
+    """One file scored: its model entry, its scored rows and its :func:`pair_table`."""
+    df, coverage = _scored_frame(f, ref)
+    (scored,) = score_conventions(
+        df["category"],
+        df["gold"],
+        df["pred"],
+        conventions=(opts.convention,),
+        n_boot=opts.n_boot,
+        seed=opts.seed,
+        alpha=opts.alpha,
+        per_category=True,
+        all_metrics=False,
     )
+    score = scored.overall
+    pairs = pair_table(df["category"], df["product_code"], df["gold"], df["pred"])
+    gold_column = "panel_mean" if ref.mode == "warehouse" else f.gold_column
+    slices = _slices(pairs, gold_column, ref)
+    calib = None
+    if f.has_confidence:
+        conf = {
+            (c, p): v
+            for c, p, v in zip(df["category"], df["product_code"], df["confidence"], strict=True)
+        }
+        calib = calibration(pairs, conf)
+    model = ModelResult(
+        name=f.name,
+        source_file=str(f.path),
+        gold_column=gold_column,
+        n_products=score["n_products"],
+        n_pairs=score["n_pairs"],
+        coverage=coverage,
+        metrics=score["metrics"],
+        per_category=per_category_records(scored.per_category),
+        slices=slices,
+        calibration=calib,
+    )
+    return model, df, pairs
 
-    if mode == "warehouse":
+
+def _slices(pairs: pl.DataFrame, delta_of: str | None, ref: Reference) -> dict[str, object]:
+    """``models[].slices``: accuracy by gold-difference quintile and, with the warehouse's
+    ratings, on clear vs ambiguous pairs."""
+    slices: dict[str, object] = {"delta_quintiles": delta_slice(pairs, delta_of)}
+    if ref.rating_stats is not None:
+        slices["clear_vs_ambiguous"] = clear_slice(
+            pairs, welch_clear_pairs(ref.rating_stats, pairs)
+        )
+        slices["clear_vs_ambiguous_note"] = (
+            "clear = Welch t-test on the two products' 2025/2026 similarity ratings, p < .05"
+        )
+    else:
+        slices["clear_vs_ambiguous"] = None
+        slices["clear_vs_ambiguous_note"] = (
+            "needs the warehouse's ratings: run with --gold warehouse (a gold file carries "
+            "only ranks/scores, no ratings)"
+        )
+    return slices
+
+
+def _policies(
+    files: Sequence[PredictionFile],
+    frames: Mapping[str, pl.DataFrame],
+    ref: Reference,
+    opts: Settings,
+) -> tuple[list[dict[str, object]], str]:
+    """The trivial policies, scored on the warehouse's analogs or the first file's products and
+    gold, and the data origin of the gold."""
+    if ref.mode == "warehouse":
         pol = ref.known
         pol_cat, pol_code, pol_gold = pol["category"], pol["product_code"], pol["gold"]
         policy_scope = "all analogs of marts.fct_panel_means"
@@ -505,47 +536,15 @@ def evaluate_files(
         pol_code,
         pol_gold,
         ref.gold_pairs,
-        conventions=(ci,),
-        n_boot=n_boot,
-        seed=seed,
+        conventions=(opts.convention,),
+        n_boot=opts.n_boot,
+        seed=opts.seed,
         pair_file=ref.pair_file,
     )
     for p in policies:
         if p["name"] != "slot1_wins":
             p["scope"] = policy_scope
-    if data_origin == "simulation":
-        notes.append(
-            "gold comes from SIMULATED NECTAR ratings (data_origin = simulation): these numbers "
-            "are not real results"
-        )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "gold": mode,
-        "data_origin": data_origin,
-        "ci": {
-            "convention": ci,
-            "methods": {
-                m: (DEFAULT_CI_METHODS[m] if ci == "default" else "published_bca")
-                for m in INTERVAL_METRICS
-            },
-            "per_category": DEFAULT_PER_CATEGORY_METHOD if ci == "default" else "published_bca",
-            "comparisons": compare_method,
-            "doc": "docs/statistics.md",
-        },
-        "bootstrap": {
-            "n_boot": int(n_boot),
-            "seed": int(seed),
-            "alpha": alpha,
-            "main_table": MAIN_VARIANT if ci == "published_bca" else DEFAULT_VARIANT,
-            "per_category": PER_CATEGORY_VARIANT
-            if ci == "published_bca"
-            else DEFAULT_PER_CATEGORY_VARIANT,
-        },
-        "models": models,
-        "comparisons": comparisons,
-        "trivial_policies": policies,
-        "notes": notes,
-    }
+    return policies, data_origin
 
 
 def _is_public_gold(frames: Mapping[str, pl.DataFrame], ref: Reference) -> bool:

@@ -142,63 +142,73 @@ def _main_table(metrics: pl.DataFrame, published: pl.DataFrame) -> str:
         + "".join(f"<th>{LABELS[m]}</th>" for m in TABLE2 + EXTRA)
         + "</tr>"
     )
-    body = []
-    for model_id in order:
-        model_rows = models.filter(pl.col("model_id") == model_id)
-        rows = _by(model_rows, "metric")
-        pubci = _by(conv.filter(pl.col("model_id") == model_id), "metric")
-        name = pub[model_id]["display_name"] if model_id in pub else model_id
-        cells = []
-        for m in TABLE2 + EXTRA:
-            r = rows.get(m)
-            cell = "&ndash;" if r is None else _cell(r["point"], r["ci_lo"], r["ci_hi"])
-            if r is not None and bool(r["is_degenerate"]):
-                cell += "<br><span class='small'>degenerate</span>"
-            if m in pubci:
-                q = pubci[m]
-                cell += (
-                    f"<br><span class='conv'>published BCa [{q['ci_lo']:.3f}, "
-                    f"{q['ci_hi']:.3f}]</span>"
-                )
-            if m in TABLE2 and model_id in pub:
-                published_value = float(pub[model_id][m])
-                ok = r is not None and abs(float(r["point"]) - published_value) <= 0.0005 + 1e-9
-                cls = "pub" if ok else "pub miss"
-                cell += f"<br><span class='{cls}'>published {published_value:.3f}</span>"
-            cells.append(f"<td>{cell}</td>")
-        n = model_rows["n_products"][0] if len(model_rows) else ""
-        # the model id under the display name only where they differ (a warehouse fit has no
-        # display name: labelling it twice was issue #21)
-        ident = (
-            "" if name == model_id else f"<br><span class='small'>{html.escape(model_id)}</span>"
-        )
-        body.append(
-            f"<tr><td class='name'>{html.escape(str(name))}{ident}</td><td>{n}</td>"
-            + "".join(cells)
-            + "</tr>"
-        )
-    for policy_id in sorted(policies["model_id"].unique().to_list()):
-        policy_rows = policies.filter(pl.col("model_id") == policy_id)
-        rows = _by(policy_rows, "metric")
-        flagged = bool(rows.get("pairwise_accuracy", {}).get("differs_from_chance") or False)
-        cls = "policy flag" if flagged else "policy"
-        cells = []
-        for m in TABLE2 + EXTRA:
-            if m in rows:
-                r = rows[m]
-                cells.append(f"<td>{_cell(r['point'], r['ci_lo'], r['ci_hi'])}</td>")
-            else:
-                cells.append("<td>&ndash;</td>")
-        n = policy_rows["n_products"].drop_nulls()
-        label = policy_id.replace("policy:", "trivial policy: ")
-        body.append(
-            f"<tr class='{cls}'><td class='name'>{html.escape(label)}"
-            + (" (differs from chance)" if flagged else "")
-            + f"</td><td>{'' if n.is_empty() else int(n[0])}</td>"
-            + "".join(cells)
-            + "</tr>"
-        )
+    body = [_model_row(model_id, models, conv, pub) for model_id in order]
+    body += [
+        _policy_row(policy_id, policies)
+        for policy_id in sorted(policies["model_id"].unique().to_list())
+    ]
     return f"<table id='main-table'>{head}{''.join(body)}</table>"
+
+
+def _model_row(
+    model_id: str, models: pl.DataFrame, conv: pl.DataFrame, pub: dict[object, dict]
+) -> str:
+    """A model's row of the main table: default intervals, the published convention's interval
+    and the published Table-2 value under each."""
+    model_rows = models.filter(pl.col("model_id") == model_id)
+    rows = _by(model_rows, "metric")
+    pubci = _by(conv.filter(pl.col("model_id") == model_id), "metric")
+    name = pub[model_id]["display_name"] if model_id in pub else model_id
+    cells = []
+    for m in TABLE2 + EXTRA:
+        r = rows.get(m)
+        cell = "&ndash;" if r is None else _cell(r["point"], r["ci_lo"], r["ci_hi"])
+        if r is not None and bool(r["is_degenerate"]):
+            cell += "<br><span class='small'>degenerate</span>"
+        if m in pubci:
+            q = pubci[m]
+            cell += (
+                f"<br><span class='conv'>published BCa [{q['ci_lo']:.3f}, {q['ci_hi']:.3f}]</span>"
+            )
+        if m in TABLE2 and model_id in pub:
+            published_value = float(pub[model_id][m])
+            ok = r is not None and abs(float(r["point"]) - published_value) <= 0.0005 + 1e-9
+            cls = "pub" if ok else "pub miss"
+            cell += f"<br><span class='{cls}'>published {published_value:.3f}</span>"
+        cells.append(f"<td>{cell}</td>")
+    n = model_rows["n_products"][0] if len(model_rows) else ""
+    # the model id under the display name only where they differ (a warehouse fit has no
+    # display name: labelling it twice was issue #21)
+    ident = "" if name == model_id else f"<br><span class='small'>{html.escape(model_id)}</span>"
+    return (
+        f"<tr><td class='name'>{html.escape(str(name))}{ident}</td><td>{n}</td>"
+        + "".join(cells)
+        + "</tr>"
+    )
+
+
+def _policy_row(policy_id: str, policies: pl.DataFrame) -> str:
+    """A trivial policy's row of the main table (red when it differs from chance)."""
+    policy_rows = policies.filter(pl.col("model_id") == policy_id)
+    rows = _by(policy_rows, "metric")
+    flagged = bool(rows.get("pairwise_accuracy", {}).get("differs_from_chance") or False)
+    cls = "policy flag" if flagged else "policy"
+    cells = []
+    for m in TABLE2 + EXTRA:
+        if m in rows:
+            r = rows[m]
+            cells.append(f"<td>{_cell(r['point'], r['ci_lo'], r['ci_hi'])}</td>")
+        else:
+            cells.append("<td>&ndash;</td>")
+    n = policy_rows["n_products"].drop_nulls()
+    label = policy_id.replace("policy:", "trivial policy: ")
+    return (
+        f"<tr class='{cls}'><td class='name'>{html.escape(label)}"
+        + (" (differs from chance)" if flagged else "")
+        + f"</td><td>{'' if n.is_empty() else int(n[0])}</td>"
+        + "".join(cells)
+        + "</tr>"
+    )
 
 
 def _heatmap(per_category: pl.DataFrame, names: dict[str, str]) -> str:
@@ -342,6 +352,53 @@ def _warehouse_section(metrics: pl.DataFrame, published: pl.DataFrame) -> str:
     )
 
 
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>TasteBench results</title>
+<style>{CSS}</style>
+</head>
+<body>
+<h1>TasteBench results: public out-of-fold models</h1>
+<p class="small">Generated {generated} from {db_path} (read-only), marts
+agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
+{banner}
+{warning}
+<h2>Figure 1. Main table</h2>
+<p class="small">Point [95% CI] by the default methods (docs/statistics.md: ustat_t for
+pairwise, Kendall and macro accuracy, ustat_satt for Spearman, category_randomized for
+Recall@k); pooled (DerSimonian&ndash;Laird): point only. Under each value the published Table-2
+value (red when not reproduced to 3 decimals) and, in grey and <em>for comparison only</em>, the
+interval of the published convention (published_bca: main-table BCa, docs/benchmark.md &sect;4,
+10,000 replicates, seed 42; it can exclude its own estimate). Grey rows: trivial policies
+(random: analytical; slot1_wins: first listed product of the gold pair file,
+Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval
+excludes chance.</p>
+{main_table}
+{warehouse_section}
+<h2>Figure 2. Per-category pairwise accuracy</h2>
+<figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
+<figcaption>Models (rows, best overall first) by categories; per-category CIs (default
+distinct_percentile; the published per-category BCa as ci_method = 'published_bca') are in
+marts.agg_model_metrics_per_category.</figcaption></figure>
+<h2>Figure 3. Confidence intervals</h2>
+<figure id="ci-plot"><img alt="Pairwise accuracy with 95% intervals per model" src="{ci}">
+<figcaption>Pairwise accuracy per model: point and 95% default interval (blue), the published
+convention's BCa interval for comparison (grey), published point (red cross), random policy
+(dashed).</figcaption></figure>
+<h2>Resolved leads</h2>
+<p class="small">Paired comparisons on the same 935 pairs by ustat_t (the difference of two
+U-statistics over the same products; CI and t p-value from one standard error;
+docs/statistics.md), Holm-corrected over all pairs of the published models; listed when
+p (Holm) &lt; .05 and the CI excludes 0.</p>
+{comparisons}
+</body>
+</html>
+"""
+"""The report page; its fields are filled by :func:`render_report` (no literal braces)."""
+
+
 def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
     """The HTML page for the marts returned by :func:`load_marts`."""
     all_metrics: pl.DataFrame = marts["metrics"]
@@ -358,11 +415,27 @@ def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
             published["model_file_stem"].to_list(), published["display_name"].to_list(), strict=True
         )
     )
-    origins = sorted(all_metrics["data_origin"].drop_nulls().unique().to_list())
-    simulated = [o for o in origins if "simulation" in o]
-    build_origin = marts.get("build_origin") or "unknown"
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    heat = _heatmap(per_category, names)
+    ci = _ci_plot(metrics, published, names)
+    return _PAGE.format(
+        CSS=CSS,
+        generated=generated,
+        db_path=html.escape(str(db_path)),
+        banner=_banner(metrics, marts.get("build_origin") or "unknown"),
+        warning=_warning(all_metrics),
+        main_table=_main_table(metrics, published),
+        warehouse_section=_warehouse_section(all_metrics.filter(own), published),
+        heat=heat,
+        ci=ci,
+        comparisons=_comparisons(comparisons, names),
+    )
+
+
+def _banner(metrics: pl.DataFrame, build_origin: object) -> str:
+    """Which numbers are real: the public files' models, not this build's ratings."""
     n_models = metrics.filter(~pl.col("is_trivial_policy"))["model_id"].n_unique()
-    banner = (
+    return (
         "<div class='banner'><strong>Real results.</strong> Every number outside Figure 1b comes "
         f"from the public out-of-fold prediction files ({n_models} models, "
         "<code>data_origin = tastebench_public</code>) scored against their own published gold "
@@ -371,60 +444,19 @@ def render_report(marts: dict[str, object], db_path: Path | str = "") -> str:
         "<strong>Anything computed from <code>data_origin = 'simulation'</code> is not a real "
         "result.</strong></div>"
     )
-    warning = ""
-    if simulated:
-        warning = (
-            "<div class='warning'><strong>Warning:</strong> some rows of these marts come from "
-            f"<code>{html.escape(', '.join(simulated))}</code>: those numbers are NOT real "
-            "results.</div>"
-        )
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    heat = _heatmap(per_category, names)
-    ci = _ci_plot(metrics, published, names)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>TasteBench results</title>
-<style>{CSS}</style>
-</head>
-<body>
-<h1>TasteBench results: public out-of-fold models</h1>
-<p class="small">Generated {generated} from {html.escape(str(db_path))} (read-only), marts
-agg_model_metrics, agg_model_metrics_per_category, agg_model_comparisons.</p>
-{banner}
-{warning}
-<h2>Figure 1. Main table</h2>
-<p class="small">Point [95% CI] by the default methods (docs/statistics.md: ustat_t for
-pairwise, Kendall and macro accuracy, ustat_satt for Spearman, category_randomized for
-Recall@k); pooled (DerSimonian&ndash;Laird): point only. Under each value the published Table-2
-value (red when not reproduced to 3 decimals) and, in grey and <em>for comparison only</em>, the
-interval of the published convention (published_bca: main-table BCa, docs/benchmark.md &sect;4,
-10,000 replicates, seed 42; it can exclude its own estimate). Grey rows: trivial policies
-(random: analytical; slot1_wins: first listed product of the gold pair file,
-Clopper&ndash;Pearson; lower_code_wins: default methods); red when the pairwise-accuracy interval
-excludes chance.</p>
-{_main_table(metrics, published)}
-{_warehouse_section(all_metrics.filter(own), published)}
-<h2>Figure 2. Per-category pairwise accuracy</h2>
-<figure id="heatmap"><img alt="Heat map of pairwise accuracy, models by categories" src="{heat}">
-<figcaption>Models (rows, best overall first) by categories; per-category CIs (default
-distinct_percentile; the published per-category BCa as ci_method = 'published_bca') are in
-marts.agg_model_metrics_per_category.</figcaption></figure>
-<h2>Figure 3. Confidence intervals</h2>
-<figure id="ci-plot"><img alt="Pairwise accuracy with 95% intervals per model" src="{ci}">
-<figcaption>Pairwise accuracy per model: point and 95% default interval (blue), the published
-convention's BCa interval for comparison (grey), published point (red cross), random policy
-(dashed).</figcaption></figure>
-<h2>Resolved leads</h2>
-<p class="small">Paired comparisons on the same 935 pairs by ustat_t (the difference of two
-U-statistics over the same products; CI and t p-value from one standard error;
-docs/statistics.md), Holm-corrected over all pairs of the published models; listed when
-p (Holm) &lt; .05 and the CI excludes 0.</p>
-{_comparisons(comparisons, names)}
-</body>
-</html>
-"""
+
+
+def _warning(all_metrics: pl.DataFrame) -> str:
+    """A warning when any row of the marts comes from a simulated origin, else empty."""
+    origins = sorted(all_metrics["data_origin"].drop_nulls().unique().to_list())
+    simulated = [o for o in origins if "simulation" in o]
+    if not simulated:
+        return ""
+    return (
+        "<div class='warning'><strong>Warning:</strong> some rows of these marts come from "
+        f"<code>{html.escape(', '.join(simulated))}</code>: those numbers are NOT real "
+        "results.</div>"
+    )
 
 
 def write_report(db_path: Path | str, out: Path | str) -> Path:

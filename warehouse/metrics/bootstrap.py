@@ -52,17 +52,16 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from .copyfree import quad as _quad
 from .copyfree import spearman_distinct
 from .core import (
     RECALL_KS,
     TABLE2_METRICS,
-    TIE_EPS,
     Grouped,
     as_category_array,
     canonical_order,
     group_by_category,
 )
+from .samplestats import credit_stats, empty_stats, kendall_stats, recall_stats, spearman_tie_stats
 
 BOOT_METRICS = TABLE2_METRICS
 """Metrics with a main-table BCa interval (the Table-2 columns)."""
@@ -234,69 +233,26 @@ def sample_stats(
     out: dict[str, np.ndarray] = {"n": np.full(s, m, dtype=np.float64)}
     want = set(metrics)
     if m == 0:
-        out.update(
-            credit=np.zeros(s), npairs=np.zeros(s), rho=np.full(s, np.nan), tau=np.full(s, np.nan)
-        )
-        for name in want:
-            if name.startswith("recall_at_"):
-                out[f"recall_{name.rsplit('_', 1)[1]}"] = np.full(s, np.nan)
-        return out
+        return empty_stats(out, s, want)
     flat = (idx + n * np.arange(s)[:, None]).ravel()
     counts = np.bincount(flat, minlength=s * n).reshape(s, n).astype(np.float64)
     tot = m * (m - 1) / 2
     dg = g[:, None] - g[None, :]
     dp = p[:, None] - p[None, :]
     if "pairwise_accuracy" in want or "pairwise_accuracy_macro" in want:
-        tied = (np.abs(dg) < TIE_EPS) | (np.abs(dp) < TIE_EPS)
-        credit_mat = np.where(tied, 0.5, ((dg > 0) == (dp > 0)).astype(np.float64))
-        if copies == "tie":
-            out["credit"] = (_quad(counts, credit_mat) - 0.5 * m) / 2
-            out["npairs"] = np.full(s, tot, dtype=np.float64)
-        else:  # F_ii = 0.5 on the diagonal of credit_mat: drop the c_i^2 copy terms
-            sq = (counts * counts).sum(axis=1)
-            out["credit"] = (_quad(counts, credit_mat) - 0.5 * sq) / 2
-            out["npairs"] = (m * m - sq) / 2
+        out["credit"], out["npairs"] = credit_stats(counts, dg, dp, m, tot, copies)
     if "kendall_tau" in want or "spearman" in want:
         ce_g = counts @ (dg == 0).astype(np.float64)  # copies drawn with the same gold
         ce_p = counts @ (dp == 0).astype(np.float64)
     if "kendall_tau" in want:
-        cmd = _quad(counts, np.sign(dg) * np.sign(dp)) / 2
-        xtie = ((ce_g * counts).sum(axis=1) - m) / 2
-        ytie = ((ce_p * counts).sum(axis=1) - m) / 2
-        undefined = (xtie == tot) | (ytie == tot)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = cmd / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
-        out["tau"] = np.where(undefined, np.nan, np.clip(tau, -1.0, 1.0))
+        out["tau"] = kendall_stats(counts, dg, dp, ce_g, ce_p, m, tot)
     if "spearman" in want and copies == "distinct":
         out["rho"], out["rho_parts"] = spearman_distinct(counts, np.sign(dg), np.sign(dp), m)
     elif "spearman" in want:
-        mid = (m + 1) / 2
-        # average rank of a copy of product i: #drawn below + (#drawn equal + 1) / 2;
-        # dg[j, i] < 0  <=>  g_j < g_i
-        xm = counts @ (dg < 0).astype(np.float64) + (ce_g + 1) / 2 - mid
-        ym = counts @ (dp < 0).astype(np.float64) + (ce_p + 1) / 2 - mid
-        fact = 1.0 / (m - 1) if m > 1 else np.nan
-        sxy = (counts * xm * ym).sum(axis=1) * fact
-        sxx = (counts * xm * xm).sum(axis=1) * fact
-        syy = (counts * ym * ym).sum(axis=1) * fact
-        undefined = (sxx == 0) | (syy == 0) | (m < 2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # scipy returns corrcoef(...)[1, 0] = cov / sd_y / sd_x (in this order)
-            rho = np.clip(sxy / np.sqrt(syy) / np.sqrt(sxx), -1.0, 1.0)
-        out["rho"] = np.where(undefined, np.nan, rho)
+        out["rho"] = spearman_tie_stats(counts, dg, dp, ce_g, ce_p, m)
     ks = [int(name.rsplit("_", 1)[1]) for name in want if name.startswith("recall_at_")]
     if ks:
-        gs = g[idx]
-        ps = p[idx]
-        best = np.argmax(gs, axis=1)  # first row (drawn order) with the maximum gold
-        pb = ps[np.arange(s), best][:, None]
-        above = (ps > pb + TIE_EPS).sum(axis=1)
-        n_tied = (np.abs(ps - pb) < TIE_EPS).sum(axis=1)
-        if copies == "distinct":  # copies of the best product are not competitors
-            rows = np.arange(s)
-            n_tied = n_tied - (counts[rows, idx[rows, best]].astype(np.int64) - 1)
-        for k in ks:
-            out[f"recall_{k}"] = np.where(above >= k, 0.0, np.minimum(k - above, n_tied) / n_tied)
+        out.update(recall_stats(g, p, idx, counts, ks, copies))
     return out
 
 

@@ -394,42 +394,12 @@ def metric_intervals(
     done: dict[tuple[str, str], Interval] = {}
     with single_thread_blas():
         if "published_bca" in wanted:
-            table2 = [m for m in wanted["published_bca"] if m in BOOT_METRICS]
-            if table2:
-                ci = bca_ci(*data.raw, n_boot, seed, table2, alpha, draw_method)
-                for m, (pt, lo, hi) in ci.items():
-                    done[m, "published_bca"] = Interval(m, "published_bca", pt, lo, hi)
-            if "pairwise_accuracy_macro" in wanted["published_bca"]:
-                m = "pairwise_accuracy_macro"
-                cat, gold, pred = (np.asarray(x) for x in data.raw)
-                lo, hi = bca_macro_interval(
-                    as_category_array(cat),
-                    gold.astype(float),
-                    pred.astype(float),
-                    n_boot,
-                    seed,
-                    alpha,
+            done.update(
+                _published_intervals(
+                    data, wanted["published_bca"], n_boot, seed, alpha, draw_method
                 )
-                done[m, "published_bca"] = Interval(m, "published_bca", data.theta[m], lo, hi)
-        distinct = [
-            m for meth in ("distinct_percentile", "distinct_bca") for m in wanted.get(meth, [])
-        ]
-        if distinct:
-            reps = bootstrap_replicates(
-                *data.raw, n_boot, seed, list(dict.fromkeys(distinct)), draw_method, "distinct"
             )
-            for m in wanted.get("distinct_percentile", []):
-                r = reps[m]
-                lo, hi = np.nanpercentile(r["boot"], [50 * alpha, 100 - 50 * alpha])
-                done[m, "distinct_percentile"] = _from_replicates(
-                    m, "distinct_percentile", r["theta"], r["boot"], (float(lo), float(hi))
-                )
-            for m in wanted.get("distinct_bca", []):
-                r = reps[m]
-                bounds = bca_interval(r["theta"], r["boot"], r["jack"], alpha, "midrank")
-                done[m, "distinct_bca"] = _from_replicates(
-                    m, "distinct_bca", r["theta"], r["boot"], bounds
-                )
+        done.update(_distinct_intervals(data, wanted, n_boot, seed, alpha, draw_method))
         if "category_percentile" in wanted:
             reps = _category_replicates(data, wanted["category_percentile"], n_boot, seed)
             for m, boot in reps.items():
@@ -446,6 +416,62 @@ def metric_intervals(
         for m in wanted.get("category_randomized", []):
             done[m, "category_randomized"] = _recall_randomized(data, m, alpha, seed)
     return [done[m, meth] for m, meth in pairs]
+
+
+def _published_intervals(
+    data: _Data, metrics: Sequence[str], n_boot: int, seed: int, alpha: float, draw_method: str
+) -> dict[tuple[str, str], Interval]:
+    """``published_bca`` intervals of :func:`metric_intervals`: main-table BCa for the Table-2
+    metrics, the same draws for the macro accuracy."""
+    done: dict[tuple[str, str], Interval] = {}
+    table2 = [m for m in metrics if m in BOOT_METRICS]
+    if table2:
+        ci = bca_ci(*data.raw, n_boot, seed, table2, alpha, draw_method)
+        for m, (pt, lo, hi) in ci.items():
+            done[m, "published_bca"] = Interval(m, "published_bca", pt, lo, hi)
+    if "pairwise_accuracy_macro" in metrics:
+        m = "pairwise_accuracy_macro"
+        cat, gold, pred = (np.asarray(x) for x in data.raw)
+        lo, hi = bca_macro_interval(
+            as_category_array(cat),
+            gold.astype(float),
+            pred.astype(float),
+            n_boot,
+            seed,
+            alpha,
+        )
+        done[m, "published_bca"] = Interval(m, "published_bca", data.theta[m], lo, hi)
+    return done
+
+
+def _distinct_intervals(
+    data: _Data,
+    wanted: dict[str, list[str]],
+    n_boot: int,
+    seed: int,
+    alpha: float,
+    draw_method: str,
+) -> dict[tuple[str, str], Interval]:
+    """``distinct_percentile`` and ``distinct_bca`` intervals of :func:`metric_intervals` (one
+    set of copy-free replicates on the main-table stream)."""
+    done: dict[tuple[str, str], Interval] = {}
+    distinct = [m for meth in ("distinct_percentile", "distinct_bca") for m in wanted.get(meth, [])]
+    if not distinct:
+        return done
+    reps = bootstrap_replicates(
+        *data.raw, n_boot, seed, list(dict.fromkeys(distinct)), draw_method, "distinct"
+    )
+    for m in wanted.get("distinct_percentile", []):
+        r = reps[m]
+        lo, hi = np.nanpercentile(r["boot"], [50 * alpha, 100 - 50 * alpha])
+        done[m, "distinct_percentile"] = _from_replicates(
+            m, "distinct_percentile", r["theta"], r["boot"], (float(lo), float(hi))
+        )
+    for m in wanted.get("distinct_bca", []):
+        r = reps[m]
+        bounds = bca_interval(r["theta"], r["boot"], r["jack"], alpha, "midrank")
+        done[m, "distinct_bca"] = _from_replicates(m, "distinct_bca", r["theta"], r["boot"], bounds)
+    return done
 
 
 def interval_table(intervals: Sequence[Interval]) -> pl.DataFrame:

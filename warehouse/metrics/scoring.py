@@ -14,6 +14,7 @@ reuses the same cached draws). The per-pair slices and calibration of ``evaluate
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -114,46 +115,78 @@ def score_model(
     g = np.asarray(gold, dtype=np.float64)
     p = np.asarray(pred, dtype=np.float64)
     points = compute_all(cat, g, p)
-    metrics = {}
     if ci == "published_bca":
-        with single_thread_blas():
-            cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
-            macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
-        for name in METRIC_NAMES:
-            if name in cis:
-                iv = interval(points[name], cis[name][1], cis[name][2])
-            elif name == "pairwise_accuracy_macro":
-                iv = interval(points[name], *macro)
-            else:
-                metrics[name] = {**interval(points[name]), **_NO_CI}
-                continue
-            metrics[name] = {
-                **iv,
-                "ci_method": "published_bca",
-                **_published_flags(iv["point"], iv["ci_lo"], iv["ci_hi"]),
-            }
+        metrics = _published_metrics(cat, g, p, points, n_boot=n_boot, seed=seed, alpha=alpha)
     else:
-        ivs = {
-            i.metric: i
-            for i in metric_intervals(cat, g, p, "default", n_boot=n_boot, seed=seed, alpha=alpha)
-        }
-        for name in METRIC_NAMES:
-            if name not in ivs:
-                metrics[name] = {**interval(points[name]), **_NO_CI}
-                continue
-            i = ivs[name]
-            metrics[name] = {
-                **interval(points[name], i.lo, i.hi),
-                "ci_method": i.ci_method,
-                "is_degenerate": bool(i.is_degenerate),
-                "ci_note": i.note,
-            }
+        metrics = _default_metrics(cat, g, p, points, n_boot=n_boot, seed=seed, alpha=alpha)
     _, sizes = np.unique(cat.astype(str), return_counts=True)
     return {
         "n_products": len(cat),
         "n_pairs": int((sizes * (sizes - 1) // 2).sum()),
         "metrics": metrics,
     }
+
+
+def _published_metrics(
+    cat: np.ndarray,
+    g: np.ndarray,
+    p: np.ndarray,
+    points: Mapping[str, float],
+    *,
+    n_boot: int,
+    seed: int,
+    alpha: float,
+) -> dict[str, dict]:
+    """:func:`score_model`'s metrics by the published convention (main-table BCa, the same
+    draws for the macro accuracy)."""
+    with single_thread_blas():
+        cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
+        macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
+    metrics = {}
+    for name in METRIC_NAMES:
+        if name in cis:
+            iv = interval(points[name], cis[name][1], cis[name][2])
+        elif name == "pairwise_accuracy_macro":
+            iv = interval(points[name], *macro)
+        else:
+            metrics[name] = {**interval(points[name]), **_NO_CI}
+            continue
+        metrics[name] = {
+            **iv,
+            "ci_method": "published_bca",
+            **_published_flags(iv["point"], iv["ci_lo"], iv["ci_hi"]),
+        }
+    return metrics
+
+
+def _default_metrics(
+    cat: np.ndarray,
+    g: np.ndarray,
+    p: np.ndarray,
+    points: Mapping[str, float],
+    *,
+    n_boot: int,
+    seed: int,
+    alpha: float,
+) -> dict[str, dict]:
+    """:func:`score_model`'s metrics by each metric's default interval method."""
+    ivs = {
+        i.metric: i
+        for i in metric_intervals(cat, g, p, "default", n_boot=n_boot, seed=seed, alpha=alpha)
+    }
+    metrics = {}
+    for name in METRIC_NAMES:
+        if name not in ivs:
+            metrics[name] = {**interval(points[name]), **_NO_CI}
+            continue
+        i = ivs[name]
+        metrics[name] = {
+            **interval(points[name], i.lo, i.hi),
+            "ci_method": i.ci_method,
+            "is_degenerate": bool(i.is_degenerate),
+            "ci_note": i.note,
+        }
+    return metrics
 
 
 def score_per_category(
@@ -272,6 +305,85 @@ class _PairIndex:
     def rows(self, keys: list[str]) -> np.ndarray:
         return np.array([self.row[k] for k in keys], dtype=np.intp)
 
+    def credits(self, keys: list[str]) -> np.ndarray:
+        return self.credit[self.rows(keys)]
+
+    def n_products(self, keys: list[str]) -> int:
+        """Distinct products of the pairs ``keys``."""
+        sel = self.rows(keys)
+        return len(
+            set(zip(self.category[sel], self.code_lo[sel], strict=True))
+            | set(zip(self.category[sel], self.code_hi[sel], strict=True))
+        )
+
+
+COMPARISON_SCHEMA = {
+    "model_a": pl.String,
+    "model_b": pl.String,
+    "n_products": pl.Int64,
+    "n_pairs": pl.Int64,
+    "acc_a": pl.Float64,
+    "acc_b": pl.Float64,
+    "diff": pl.Float64,
+    "ci_lo": pl.Float64,
+    "ci_hi": pl.Float64,
+    "p_value": pl.Float64,
+    "p_holm": pl.Float64,
+    "is_resolved": pl.Boolean,
+    "ci_method": pl.String,
+    "ci_note": pl.String,
+}
+"""Columns of :func:`compare_pair_tables` (undefined values null, never NaN)."""
+
+
+@dataclass(frozen=True)
+class _Comparer:
+    """What every comparison of one :func:`compare_pair_tables` call shares."""
+
+    indexed: Mapping[str, _PairIndex]
+    sources: Mapping[str, str]
+    n_boot: int
+    seed: int
+    alpha: float
+    method: str
+
+    def check_gold(self, a: str, b: str, keys: list[str]) -> None:
+        sa = self.indexed[a].gold_sign[self.indexed[a].rows(keys)]
+        sb = self.indexed[b].gold_sign[self.indexed[b].rows(keys)]
+        bad = np.flatnonzero(sa != sb)
+        if bad.size:
+            raise DataValidationError(
+                self.sources[b],
+                f"its gold orders pair {keys[bad[0]]} differently from {self.sources[a]} "
+                f"({bad.size} pair(s) disagree); a comparison needs one gold",
+                "give files with the same gold, or score against the warehouse with "
+                "--gold warehouse",
+                column="true_rank/true_score",
+            )
+
+    def compare(self, names: list[str], keys: list[str]) -> list[dict[str, object]]:
+        """Raw comparison rows of ``names`` (gold checked) on the pairs ``keys``."""
+        t = self.indexed[names[0]]
+        for b in names[1:]:
+            self.check_gold(names[0], b, keys)
+        sel = t.rows(keys)
+        products = {
+            "category": t.category[sel],
+            "product_a": t.code_lo[sel],
+            "product_b": t.code_hi[sel],
+        }
+        table = compare_models(
+            {n: self.indexed[n].credits(keys) for n in names},
+            n_boot=self.n_boot,
+            n_perm=self.n_boot,
+            seed=self.seed,
+            alpha=self.alpha,
+            method=self.method,
+            products=None if self.method == "pair_bootstrap" else products,
+        )
+        size = {"n_products": t.n_products(keys), "n_pairs": len(keys)}
+        return [{**rec, **size} for rec in table.iter_rows(named=True)]
+
 
 def compare_pair_tables(
     tables: Mapping[str, pl.DataFrame],
@@ -281,7 +393,7 @@ def compare_pair_tables(
     alpha: float = ALPHA,
     sources: Mapping[str, str] | None = None,
     method: str = COMPARE_METHOD,
-) -> list[dict[str, object]]:
+) -> pl.DataFrame:
     """Every pair of models on the pairs both cover: CI and p-value of the accuracy difference
     by ``method`` (:data:`COMPARE_METHOD` = ``ustat_t``, products as the sampling unit; or
     ``pair_bootstrap``, the pair bootstrap with a sign-flip p), Holm over all comparisons.
@@ -291,82 +403,31 @@ def compare_pair_tables(
     otherwise each comparison runs on the intersection of its two models' pairs. The Holm
     correction is over all comparisons. A comparison needs one gold: models whose gold orders a
     shared pair differently raise :class:`DataValidationError` (``sources`` names the files).
+    Returns one row per comparison with the columns of :data:`COMPARISON_SCHEMA` (none for fewer
+    than two models).
     """
     names = list(tables)
     if len(names) < 2:
-        return []
-    sources = sources or {n: n for n in names}
+        return pl.DataFrame(schema=COMPARISON_SCHEMA)
     indexed = {n: _PairIndex(t) for n, t in tables.items()}
+    comparer = _Comparer(indexed, sources or {n: n for n in names}, n_boot, seed, alpha, method)
     key_sets = {n: frozenset(t.row) for n, t in indexed.items()}
-    rows: list[dict[str, object]] = []
-
-    def check_gold(a: str, b: str, keys: list[str]) -> None:
-        sa = indexed[a].gold_sign[indexed[a].rows(keys)]
-        sb = indexed[b].gold_sign[indexed[b].rows(keys)]
-        bad = np.flatnonzero(sa != sb)
-        if bad.size:
-            raise DataValidationError(
-                sources[b],
-                f"its gold orders pair {keys[bad[0]]} differently from {sources[a]} "
-                f"({bad.size} pair(s) disagree); a comparison needs one gold",
-                "give files with the same gold, or score against the warehouse with "
-                "--gold warehouse",
-                column="true_rank/true_score",
-            )
-
-    def compare(credits: dict[str, np.ndarray], keys: list[str], t: _PairIndex) -> pl.DataFrame:
-        sel = t.rows(keys)
-        products = {
-            "category": t.category[sel],
-            "product_a": t.code_lo[sel],
-            "product_b": t.code_hi[sel],
-        }
-        return compare_models(
-            credits,
-            n_boot=n_boot,
-            n_perm=n_boot,
-            seed=seed,
-            alpha=alpha,
-            method=method,
-            products=None if method == "pair_bootstrap" else products,
-        )
-
-    def n_products(keys: list[str], t: _PairIndex) -> int:
-        sel = t.rows(keys)
-        return len(
-            set(zip(t.category[sel], t.code_lo[sel], strict=True))
-            | set(zip(t.category[sel], t.code_hi[sel], strict=True))
-        )
-
     if len(set(key_sets.values())) == 1:
-        keys = sorted(next(iter(key_sets.values())))
-        for b in names[1:]:
-            check_gold(names[0], b, keys)
-        credits = {n: indexed[n].credit[indexed[n].rows(keys)] for n in names}
-        table = compare(credits, keys, indexed[names[0]])
-        npr = n_products(keys, indexed[names[0]])
-        for rec in table.iter_rows(named=True):
-            rows.append({**rec, "n_products": npr, "n_pairs": len(keys)})
+        rows = comparer.compare(names, sorted(next(iter(key_sets.values()))))
     else:
+        rows = []
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 keys = sorted(key_sets[a] & key_sets[b])
                 if len(keys) == 0:
                     rows.append({"model_a": a, "model_b": b, "n_products": 0, "n_pairs": 0})
                     continue
-                check_gold(a, b, keys)
-                credits = {
-                    a: indexed[a].credit[indexed[a].rows(keys)],
-                    b: indexed[b].credit[indexed[b].rows(keys)],
-                }
-                rec = compare(credits, keys, indexed[a])
-                rows.append(
-                    {
-                        **rec.row(0, named=True),
-                        "n_products": n_products(keys, indexed[a]),
-                        "n_pairs": len(keys),
-                    }
-                )
+                rows.extend(comparer.compare([a, b], keys))
+    return _holm_rows(rows, alpha, method)
+
+
+def _holm_rows(rows: list[dict[str, object]], alpha: float, method: str) -> pl.DataFrame:
+    """The comparison rows with their Holm p-values over all of them and the resolved flag."""
     pvals = np.array([r.get("p_value", np.nan) for r in rows], dtype=np.float64)
     tested = np.isfinite(pvals)
     p_holm = np.full(len(rows), np.nan)
@@ -393,7 +454,7 @@ def compare_pair_tables(
                 "ci_note": str(r.get("ci_note") or ("no shared pairs" if not r["n_pairs"] else "")),
             }
         )
-    return out
+    return pl.DataFrame(out, schema=COMPARISON_SCHEMA)
 
 
 def trivial_policies(
@@ -428,75 +489,93 @@ def trivial_policies(
     g = np.asarray(gold, dtype=np.float64)
     _, sizes = np.unique(cat.astype(str), return_counts=True)
     n_pairs = int((sizes * (sizes - 1) // 2).sum())
-    chance = random_policy_expected(cat)
-    chance_all = {**chance, "pairwise_accuracy_macro": 0.5}
-    out = []
-    out.append(
-        {
-            "name": "random",
-            "description": POLICY_DESCRIPTIONS["random"],
-            "ci_method": "analytical",
-            "n_products": len(cat),
-            "n_pairs": n_pairs,
-            "metrics": {
-                m: {
-                    **interval(v),
-                    "chance": v,
-                    "beats_chance": False,
-                    "differs_from_chance": False,
-                }
-                for m, v in chance_all.items()
-            },
-            "beats_chance": False,
-            "differs_from_chance": False,
-            "flagged_metrics": [],
-        }
-    )
+    out = [_random_policy(cat, n_pairs)]
     if gold_pairs is not None:
-        s1 = slot1_wins_accuracy(gold_pairs)
-        out.append(
-            {
-                "name": "slot1_wins",
-                "description": f"{POLICY_DESCRIPTIONS['slot1_wins']}: {pair_file}",
-                "ci_method": "clopper_pearson",
-                "n_products": None,
-                "n_pairs": int(s1["n_pairs"]),
-                "metrics": {"pairwise_accuracy": _policy_metric(s1)},
-                "beats_chance": bool(s1["beats_chance"]),
-                "differs_from_chance": bool(s1["differs_from_chance"]),
-                "flagged_metrics": ["pairwise_accuracy"] if s1["beats_chance"] else [],
-            }
-        )
+        out.append(_slot1_policy(gold_pairs, pair_file))
     codes = np.array(
         [normalize_code(c) for c in np.asarray(product_code, dtype=object)], dtype=object
     )
     if all(isinstance(c, int) for c in codes):
-        pred = -codes.astype(np.float64)
-        with single_thread_blas():
-            lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed, ci=ci)
-        points = compute_all(cat, g, pred)
-        metrics = {m: _policy_metric(v) for m, v in lcw.items()}
-        for m in ("pairwise_accuracy_macro", "pairwise_accuracy_pooled"):
-            metrics[m] = {
-                **interval(points[m]),
-                "chance": 0.5 if m == "pairwise_accuracy_macro" else None,
+        out.append(_lower_code_policy(cat, codes, g, n_pairs, n_boot=n_boot, seed=seed, ci=ci))
+    return out
+
+
+def _random_policy(cat: np.ndarray, n_pairs: int) -> dict[str, object]:
+    """The random policy: analytical expectations, never flagged."""
+    chance = random_policy_expected(cat)
+    chance_all = {**chance, "pairwise_accuracy_macro": 0.5}
+    return {
+        "name": "random",
+        "description": POLICY_DESCRIPTIONS["random"],
+        "ci_method": "analytical",
+        "n_products": len(cat),
+        "n_pairs": n_pairs,
+        "metrics": {
+            m: {
+                **interval(v),
+                "chance": v,
                 "beats_chance": False,
                 "differs_from_chance": False,
             }
-        out.append(
-            {
-                "name": "lower_code_wins",
-                "description": POLICY_DESCRIPTIONS["lower_code_wins"],
-                "ci_method": ci,
-                "n_products": len(cat),
-                "n_pairs": n_pairs,
-                "metrics": metrics,
-                "beats_chance": bool(lcw["pairwise_accuracy"]["beats_chance"]),
-                "differs_from_chance": bool(lcw["pairwise_accuracy"]["differs_from_chance"]),
-                "flagged_metrics": [m for m, v in lcw.items() if v["beats_chance"]],
-            }
-        )
-    return out
+            for m, v in chance_all.items()
+        },
+        "beats_chance": False,
+        "differs_from_chance": False,
+        "flagged_metrics": [],
+    }
+
+
+def _slot1_policy(gold_pairs: object, pair_file: str) -> dict[str, object]:
+    """The position audit on the gold pair file (Clopper-Pearson)."""
+    s1 = slot1_wins_accuracy(gold_pairs)
+    return {
+        "name": "slot1_wins",
+        "description": f"{POLICY_DESCRIPTIONS['slot1_wins']}: {pair_file}",
+        "ci_method": "clopper_pearson",
+        "n_products": None,
+        "n_pairs": int(s1["n_pairs"]),
+        "metrics": {"pairwise_accuracy": _policy_metric(s1)},
+        "beats_chance": bool(s1["beats_chance"]),
+        "differs_from_chance": bool(s1["differs_from_chance"]),
+        "flagged_metrics": ["pairwise_accuracy"] if s1["beats_chance"] else [],
+    }
+
+
+def _lower_code_policy(
+    cat: np.ndarray,
+    codes: np.ndarray,
+    g: np.ndarray,
+    n_pairs: int,
+    *,
+    n_boot: int,
+    seed: int,
+    ci: str,
+) -> dict[str, object]:
+    """The code-leak audit: the six Table-2 metrics with intervals by ``ci``, macro and pooled
+    points."""
+    pred = -codes.astype(np.float64)
+    with single_thread_blas():
+        lcw = lower_code_wins(cat, codes.astype(np.float64), g, n_boot=n_boot, seed=seed, ci=ci)
+    points = compute_all(cat, g, pred)
+    metrics = {m: _policy_metric(v) for m, v in lcw.items()}
+    for m in ("pairwise_accuracy_macro", "pairwise_accuracy_pooled"):
+        metrics[m] = {
+            **interval(points[m]),
+            "chance": 0.5 if m == "pairwise_accuracy_macro" else None,
+            "beats_chance": False,
+            "differs_from_chance": False,
+        }
+    return {
+        "name": "lower_code_wins",
+        "description": POLICY_DESCRIPTIONS["lower_code_wins"],
+        "ci_method": ci,
+        "n_products": len(cat),
+        "n_pairs": n_pairs,
+        "metrics": metrics,
+        "beats_chance": bool(lcw["pairwise_accuracy"]["beats_chance"]),
+        "differs_from_chance": bool(lcw["pairwise_accuracy"]["differs_from_chance"]),
+        "flagged_metrics": [m for m, v in lcw.items() if v["beats_chance"]],
+    }
 
 
 def _policy_metric(v: Mapping[str, object]) -> dict[str, object]:

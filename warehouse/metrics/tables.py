@@ -22,7 +22,7 @@ import polars as pl
 from .conventions import policies_by_convention, score_conventions
 from .core import METRIC_NAMES, as_polars
 from .policies import random_policy_expected
-from .scoring import COMPARE_METHOD, compare_pair_tables, pair_table
+from .scoring import COMPARE_METHOD, COMPARISON_SCHEMA, compare_pair_tables, pair_table
 
 PUBLIC_SOURCE = "tastebench_public"
 SCOPE_ALL = "all"
@@ -118,47 +118,70 @@ def model_metrics_table(
     """``agg_model_metrics``: one row per (model or trivial policy, metric, scope)."""
     oof = as_polars(oof, "fct_oof_predictions")
     gold_pairs = as_polars(gold_pairs, "gold pairs")
+    rows = [
+        row
+        for model_id, df in split_models(oof).items()
+        for row in _model_metric_rows(model_id, df, n_boot=n_boot, seed=seed)
+    ]
+    rows += _policy_metric_rows(oof, gold_pairs, n_boot=n_boot, seed=seed)
+    out = pl.DataFrame(rows, schema=METRICS_SCHEMA)
+    key = pl.concat_str("model_id", "metric", "scope", "ci_method", separator=":")
+    return _nan_to_null(out.select(key.alias("model_metric_key"), pl.all()))
+
+
+def _model_metric_rows(
+    model_id: str, df: pl.DataFrame, *, n_boot: int, seed: int
+) -> list[dict[str, object]]:
+    """One model's rows of :func:`model_metrics_table`, every convention (a metric without
+    interval once, as ``none``)."""
+    chance = random_policy_expected(np.asarray(df["category"].to_list(), dtype=object))
+    chance["pairwise_accuracy_macro"] = 0.5
+    seen: set[tuple[str, str]] = set()
     rows = []
-    models = split_models(oof)
-    for model_id, df in models.items():
-        chance = random_policy_expected(np.asarray(df["category"].to_list(), dtype=object))
-        chance["pairwise_accuracy_macro"] = 0.5
-        seen: set[tuple[str, str]] = set()
-        for scored in score_conventions(
-            df["category"], df["gold_value"], df["predicted_score"], n_boot=n_boot, seed=seed
-        ):
-            conv, score = scored.convention, scored.overall
-            for metric in METRIC_NAMES:
-                iv = score["metrics"][metric]
-                if (metric, iv["ci_method"]) in seen:  # no interval: one 'none' row
-                    continue
-                seen.add((metric, iv["ci_method"]))
-                ch = chance.get(metric)
-                has_ci = iv["ci_lo"] is not None and ch is not None
-                rows.append(
-                    {
-                        "model_id": model_id,
-                        "metric": metric,
-                        "scope": SCOPE_ALL,
-                        **iv,
-                        "is_default_ci": conv == "default" or iv["ci_method"] == "none",
-                        "n_products": score["n_products"],
-                        "n_pairs": score["n_pairs"],
-                        "is_trivial_policy": False,
-                        "chance_value": ch,
-                        "beats_chance": bool(iv["ci_lo"] > ch) if has_ci else None,
-                        "differs_from_chance": bool(iv["ci_lo"] > ch or iv["ci_hi"] < ch)
-                        if has_ci
-                        else None,
-                        "source": _source(df),
-                        "data_origin": _origin(df),
-                    }
-                )
+    for scored in score_conventions(
+        df["category"], df["gold_value"], df["predicted_score"], n_boot=n_boot, seed=seed
+    ):
+        conv, score = scored.convention, scored.overall
+        for metric in METRIC_NAMES:
+            iv = score["metrics"][metric]
+            if (metric, iv["ci_method"]) in seen:  # no interval: one 'none' row
+                continue
+            seen.add((metric, iv["ci_method"]))
+            ch = chance.get(metric)
+            has_ci = iv["ci_lo"] is not None and ch is not None
+            rows.append(
+                {
+                    "model_id": model_id,
+                    "metric": metric,
+                    "scope": SCOPE_ALL,
+                    **iv,
+                    "is_default_ci": conv == "default" or iv["ci_method"] == "none",
+                    "n_products": score["n_products"],
+                    "n_pairs": score["n_pairs"],
+                    "is_trivial_policy": False,
+                    "chance_value": ch,
+                    "beats_chance": bool(iv["ci_lo"] > ch) if has_ci else None,
+                    "differs_from_chance": bool(iv["ci_lo"] > ch or iv["ci_hi"] < ch)
+                    if has_ci
+                    else None,
+                    "source": _source(df),
+                    "data_origin": _origin(df),
+                }
+            )
+    return rows
+
+
+def _policy_metric_rows(
+    oof: pl.DataFrame, gold_pairs: pl.DataFrame, *, n_boot: int, seed: int
+) -> list[dict[str, object]]:
+    """The trivial policies' rows of :func:`model_metrics_table`, scored on the public products
+    (a metric's row once per method)."""
     ref = public_reference(oof)
     pairs = gold_pairs.rename({"winner_product_code": "higher_rated_product"}, strict=False)
     origin = _origin(_public(oof))
     seen_pol: set[tuple[str, str, str]] = set()
-    for conv, policies in policies_by_convention(  # policies are scored on the public products
+    rows = []
+    for conv, policies in policies_by_convention(
         ref["category"],
         ref["product_code"],
         ref["gold_value"],
@@ -199,9 +222,7 @@ def model_metrics_table(
                         "data_origin": origin,
                     }
                 )
-    out = pl.DataFrame(rows, schema=METRICS_SCHEMA)
-    key = pl.concat_str("model_id", "metric", "scope", "ci_method", separator=":")
-    return _nan_to_null(out.select(key.alias("model_metric_key"), pl.all()))
+    return rows
 
 
 def model_metrics_per_category_table(
@@ -234,25 +255,6 @@ def model_metrics_per_category_table(
     return _nan_to_null(out.select(key.alias("model_category_key"), pl.all()))
 
 
-COMPARISONS_SCHEMA = {
-    "model_a": pl.String,
-    "model_b": pl.String,
-    "n_products": pl.Int64,
-    "n_pairs": pl.Int64,
-    "acc_a": pl.Float64,
-    "acc_b": pl.Float64,
-    "diff": pl.Float64,
-    "ci_lo": pl.Float64,
-    "ci_hi": pl.Float64,
-    "p_value": pl.Float64,
-    "p_holm": pl.Float64,
-    "is_resolved": pl.Boolean,
-    "ci_method": pl.String,
-    "ci_note": pl.String,
-}
-"""Columns of :func:`model_comparisons_table` between its key and ``data_origin``."""
-
-
 def model_comparisons_table(oof: object, *, n_boot: int = 10000, seed: int = 42) -> pl.DataFrame:
     """``agg_model_comparisons``: one row per unordered model pair (model_a < model_b) of the
     same source, by the comparison method :data:`.scoring.COMPARE_METHOD` (``ustat_t``), named in
@@ -267,17 +269,19 @@ def model_comparisons_table(oof: object, *, n_boot: int = 10000, seed: int = 42)
     families: dict[str, list[str]] = {}
     for m, df in models.items():
         families.setdefault(_source(df) or "", []).append(m)
-    rows = [
-        row
-        for family in sorted(families)
-        for row in compare_pair_tables(
-            {m: tables[m] for m in families[family]},
-            n_boot=n_boot,
-            seed=seed,
-            method=COMPARE_METHOD,
-        )
-    ]
-    out = pl.DataFrame(rows, schema=COMPARISONS_SCHEMA)
+    out = pl.concat(
+        [pl.DataFrame(schema=COMPARISON_SCHEMA)]
+        + [
+            compare_pair_tables(
+                {m: tables[m] for m in families[family]},
+                n_boot=n_boot,
+                seed=seed,
+                method=COMPARE_METHOD,
+            )
+            for family in sorted(families)
+        ],
+        how="vertical",
+    )
     origins = {m: _origin(df) for m, df in models.items()}
     data_origin = [
         origins[a] if origins[a] == origins[b] else f"{origins[a]}|{origins[b]}"

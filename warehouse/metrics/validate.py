@@ -111,46 +111,74 @@ def validate_predictions(
     same numeric checks as the score column.
     """
 
-    def fail(problem: str, fix: str, pos: int | None = None, column: str | None = None):
-        line = None if pos is None else int(pos) + 2
-        raise PredictionValidationError(source, problem, fix, row=line, column=column)
-
     df = as_polars(df, "prediction table")
     needed = ["category", "product_code", score_column] + ([gold_column] if gold_column else [])
     for col in needed:
         if col not in df.columns:
-            fail(
+            _fail(
+                source,
                 f"missing column '{col}' (has {list(df.columns)})",
                 f"add a '{col}' column",
                 column=col,
             )
     known = _known_set(known_products)
-    known_cats = {c for c, _ in known}
+    norm = _checked_keys(df, known, source)
+    _check_duplicates(norm, source)
+    for col in needed[2:]:
+        _check_numeric(df[col], col, source)
+    present = set(norm)
+    missing = tuple(sorted(known - present, key=lambda k: (k[0], str(k[1]))))
+    return Coverage(n_expected=len(known), n_present=len(present & known), missing=missing)
 
+
+def _fail(
+    source: str, problem: str, fix: str, pos: int | None = None, column: str | None = None
+) -> None:
+    """Raise the :class:`PredictionValidationError` of row ``pos`` (0-based data row)."""
+    line = None if pos is None else int(pos) + 2
+    raise PredictionValidationError(source, problem, fix, row=line, column=column)
+
+
+def _checked_keys(df: pl.DataFrame, known: set, source: str) -> list[tuple[str, object]]:
+    """Each row's ``(category, normalized code)``, after checking every category, then every
+    code, against the known products."""
+    known_cats = {c for c, _ in known}
     cats = np.asarray(df["category"].to_list(), dtype=object)
     codes = np.asarray(df["product_code"].to_list(), dtype=object)
     for pos, cat in enumerate(cats):
         if cat is None or (isinstance(cat, float) and np.isnan(cat)) or str(cat).strip() == "":
-            fail("empty category", "fill in the category", pos, "category")
+            _fail(source, "empty category", "fill in the category", pos, "category")
         if str(cat) not in known_cats:
-            fail(f"unknown category '{cat}'", f"use one of {sorted(known_cats)}", pos, "category")
+            _fail(
+                source,
+                f"unknown category '{cat}'",
+                f"use one of {sorted(known_cats)}",
+                pos,
+                "category",
+            )
     norm = []
     for pos, (cat, code) in enumerate(zip(cats, codes, strict=True)):
         if code is None or (isinstance(code, float) and np.isnan(code)):
-            fail("empty product_code", "fill in the product code", pos, "product_code")
+            _fail(source, "empty product_code", "fill in the product code", pos, "product_code")
         key = (str(cat), normalize_code(code))
         if key not in known:
-            fail(
+            _fail(
+                source,
                 f"unknown product_code {code!r} in category '{cat}'",
                 "score only the benchmark's products (check the category's code list)",
                 pos,
                 "product_code",
             )
         norm.append(key)
+    return norm
+
+
+def _check_duplicates(norm: list[tuple[str, object]], source: str) -> None:
     first_seen: dict[tuple[str, object], int] = {}
     for pos, key in enumerate(norm):
         if key in first_seen:
-            fail(
+            _fail(
+                source,
                 f"duplicate row for (category, product_code) = {key}, first at line "
                 f"{first_seen[key] + 2}",
                 "keep exactly one prediction per product",
@@ -158,15 +186,15 @@ def validate_predictions(
                 "product_code",
             )
         first_seen[key] = pos
-    for col in needed[2:]:
-        raw = df[col]
-        values, raw_missing = numeric_column(raw)
-        for pos in np.flatnonzero(~np.isfinite(values)):
-            if raw_missing[pos]:
-                fail("missing (NaN) value", "provide a finite number for every product", pos, col)
-            if np.isnan(values[pos]):
-                fail(f"not a number: {raw[int(pos)]!r}", "provide a finite number", pos, col)
-            fail(f"infinite value {values[pos]}", "provide a finite number", pos, col)
-    present = set(norm)
-    missing = tuple(sorted(known - present, key=lambda k: (k[0], str(k[1]))))
-    return Coverage(n_expected=len(known), n_present=len(present & known), missing=missing)
+
+
+def _check_numeric(raw: pl.Series, col: str, source: str) -> None:
+    values, raw_missing = numeric_column(raw)
+    for pos in np.flatnonzero(~np.isfinite(values)):
+        if raw_missing[pos]:
+            _fail(
+                source, "missing (NaN) value", "provide a finite number for every product", pos, col
+            )
+        if np.isnan(values[pos]):
+            _fail(source, f"not a number: {raw[int(pos)]!r}", "provide a finite number", pos, col)
+        _fail(source, f"infinite value {values[pos]}", "provide a finite number", pos, col)

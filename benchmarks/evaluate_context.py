@@ -32,6 +32,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from warehouse.config import load_settings  # noqa: E402
 from warehouse.evaluate.context import evaluate_in_context  # noqa: E402
 from warehouse.evaluate.files import evaluate_files  # noqa: E402
 
@@ -65,8 +66,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = _planted(Path(tmp))
-        alone = _time(lambda: evaluate_files([path], n_boot=args.n_boot), args.repeat)
-        ctx = _time(lambda: evaluate_in_context([path], n_boot=args.n_boot), args.repeat)
+        settings = load_settings()
+        alone = _time(
+            lambda: evaluate_files([path], n_boot=args.n_boot, settings=settings), args.repeat
+        )
+        ctx = _time(
+            lambda: evaluate_in_context([path], n_boot=args.n_boot, settings=settings), args.repeat
+        )
     print(f"one file, {args.n_boot} replicates, {os.cpu_count()} CPUs")
     print(f"  baseline --alone : {alone[0]:6.2f} s wall, {alone[1]:6.2f} s CPU")
     print(f"  in context       : {ctx[0]:6.2f} s wall, {ctx[1]:6.2f} s CPU")

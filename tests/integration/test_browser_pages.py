@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from tests.browser import assert_page_is_sound, open_page, skip_reason
 from warehouse.cli import app
-from warehouse.config import REPO_ROOT
+from warehouse.config import REPO_ROOT, load_settings
 from warehouse.evaluate.context import evaluate_in_context
 from warehouse.evaluate.context_html import write_context_page
 from warehouse.evaluate.results_report import write_report
@@ -85,7 +85,9 @@ def test_in_context_page_in_headless_chromium(tmp_path, public_dir: Path) -> Non
     frame["predicted_score"] = frame["true_rank"] + rng.normal(0, 0.3, len(frame))
     mine = tmp_path / "a_rather_long_user_model_name_for_the_layout.csv"
     frame.to_csv(mine, index=False)
-    page = write_context_page(evaluate_in_context([mine], n_boot=100), tmp_path / "context.html")
+    page = write_context_page(
+        evaluate_in_context([mine], settings=load_settings(), n_boot=100), tmp_path / "context.html"
+    )
     report = open_page(page, SHOTS / "evaluate_context.png")
     assert_page_is_sound(report)
     assert len(report.images) == 3 and all(i["width"] > 300 for i in report.images)

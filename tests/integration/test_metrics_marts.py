@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from warehouse.cli import app
-from warehouse.config import build_record_path
+from warehouse.config import build_record_path, load_settings
 from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.evaluate.results_report import write_report
@@ -141,6 +141,7 @@ def test_marts_agree_with_evaluate(built, public_dir) -> None:
     for ci, where in conventions:
         res = evaluate_files(
             [public_dir / "food_similarity/results/oof_predictions/nested_bt_gemini_nnls.csv"],
+            settings=load_settings(),
             n_boot=10000,
             ci=ci,
         )

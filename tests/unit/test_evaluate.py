@@ -21,7 +21,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from warehouse.cli import app
-from warehouse.config import REPO_ROOT
+from warehouse.config import REPO_ROOT, load_settings
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files, load_predictions
@@ -56,7 +56,7 @@ def published() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def fast_result(oof_files) -> dict:
-    return evaluate_files(oof_files, n_boot=FAST)
+    return evaluate_files(oof_files, settings=load_settings(), n_boot=FAST)
 
 
 def _render(result: dict, **kwargs) -> str:
@@ -95,7 +95,11 @@ def test_nnls_pairwise_bca_bounds_at_10000(public_dir) -> None:
     """Main-table BCa (docs/benchmark.md section 4): [.653, .740]; within +/- .005 of the printed
     [.654, .740]."""
     res = evaluate_files(
-        [public_dir / OOF / f"{NNLS}.csv"], n_boot=10000, seed=42, ci="published_bca"
+        [public_dir / OOF / f"{NNLS}.csv"],
+        settings=load_settings(),
+        n_boot=10000,
+        seed=42,
+        ci="published_bca",
     )
     iv = res["models"][0]["metrics"]["pairwise_accuracy"]
     assert iv["ci_method"] == "published_bca"
@@ -182,7 +186,7 @@ def test_comparisons_on_shared_products_when_coverage_differs(
     a = _write(nnls_frame, tmp_path / "full.csv")
     part = nnls_frame[nnls_frame["category"] != "Milk"]
     b = _write(part, tmp_path / "no_milk.csv")
-    res = evaluate_files([a, b], n_boot=FAST)
+    res = evaluate_files([a, b], settings=load_settings(), n_boot=FAST)
     (c,) = res["comparisons"]
     assert c["n_pairs"] == 935 - 153 and c["n_products"] == 215 - 18
     assert c["diff"] == pytest.approx(0.0) and c["p_value"] == 1.0 and not c["is_resolved"]
@@ -202,7 +206,7 @@ def test_files_whose_gold_disagrees_cannot_be_compared(tmp_path, nnls_frame) -> 
     other.loc[other["category"] == "Bacon", "true_rank"] *= -1
     b = _write(other, tmp_path / "b.csv")
     with pytest.raises(DataValidationError, match="b.csv.*gold orders pair Bacon"):
-        evaluate_files([a, b], n_boot=FAST)
+        evaluate_files([a, b], settings=load_settings(), n_boot=FAST)
 
 
 # --------------------------------------------------------------------------- trivial policies
@@ -242,7 +246,7 @@ def test_unknown_category_names_file_line_column(tmp_path, nnls_frame) -> None:
     df.loc[4, "category"] = "Tofu"
     path = _bad(tmp_path, df)
     with pytest.raises(DataValidationError) as exc:
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
     msg = str(exc.value)
     assert str(path) in msg and "line 6" in msg and "'category'" in msg and "Tofu" in msg
 
@@ -252,14 +256,14 @@ def test_unknown_code_names_file_line_column(tmp_path, nnls_frame) -> None:
     df.loc[0, "product_code"] = 99
     path = _bad(tmp_path, df)
     with pytest.raises(DataValidationError, match=r"line 2, column 'product_code'.*99"):
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
 
 
 def test_duplicate_row_is_an_error(tmp_path, nnls_frame) -> None:
     df = pd.concat([nnls_frame, nnls_frame.iloc[[7]]], ignore_index=True)
     path = _bad(tmp_path, df)
     with pytest.raises(DataValidationError, match=r"line 217.*duplicate row.*first at line 9"):
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
 
 
 def test_nan_score_is_an_error(tmp_path, nnls_frame) -> None:
@@ -267,7 +271,7 @@ def test_nan_score_is_an_error(tmp_path, nnls_frame) -> None:
     df.loc[10, "predicted_score"] = np.nan
     path = _bad(tmp_path, df)
     with pytest.raises(DataValidationError, match=r"line 12, column 'predicted_score'.*NaN"):
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
 
 
 def test_non_numeric_score_is_an_error(tmp_path, nnls_frame) -> None:
@@ -275,7 +279,7 @@ def test_non_numeric_score_is_an_error(tmp_path, nnls_frame) -> None:
     df.loc[3, "predicted_score"] = "high"
     path = _bad(tmp_path, df)
     with pytest.raises(DataValidationError, match=r"line 5, column 'predicted_score'.*high"):
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
 
 
 def test_missing_column_and_missing_file(tmp_path, nnls_frame) -> None:
@@ -289,9 +293,9 @@ def test_missing_column_and_missing_file(tmp_path, nnls_frame) -> None:
 def test_gold_file_requires_a_gold_column(tmp_path, nnls_frame) -> None:
     path = _bad(tmp_path, nnls_frame.drop(columns="true_rank"))
     with pytest.raises(DataValidationError, match="no gold column"):
-        evaluate_files([path], gold="file", n_boot=FAST)
+        evaluate_files([path], gold="file", settings=load_settings(), n_boot=FAST)
     with pytest.raises(WarehouseError, match="unknown gold"):
-        evaluate_files([path], gold="oracle", n_boot=FAST)
+        evaluate_files([path], gold="oracle", settings=load_settings(), n_boot=FAST)
 
 
 def test_same_stem_twice_is_an_error(tmp_path, nnls_frame) -> None:
@@ -299,13 +303,13 @@ def test_same_stem_twice_is_an_error(tmp_path, nnls_frame) -> None:
     a = _write(nnls_frame, tmp_path / "m.csv")
     b = _write(nnls_frame, tmp_path / "x" / "m.csv")
     with pytest.raises(WarehouseError, match="share the name 'm'"):
-        evaluate_files([a, b], n_boot=FAST)
+        evaluate_files([a, b], settings=load_settings(), n_boot=FAST)
 
 
 def test_missing_products_are_reported_as_coverage(tmp_path, nnls_frame) -> None:
     keep = nnls_frame.drop(index=[0, 1, 50])
     path = _write(keep, tmp_path / "partial.csv")
-    res = evaluate_files([path], n_boot=FAST)
+    res = evaluate_files([path], settings=load_settings(), n_boot=FAST)
     model = res["models"][0]
     assert model["n_products"] == 212 and model["n_expected_products"] == 215
     assert model["coverage"] == pytest.approx(212 / 215) and model["coverage"] < 1
@@ -320,8 +324,12 @@ def test_missing_products_are_reported_as_coverage(tmp_path, nnls_frame) -> None
 def test_extra_columns_are_ignored_and_row_order_does_not_matter(tmp_path, nnls_frame) -> None:
     df = nnls_frame.sample(frac=1.0, random_state=0)
     df["notes"] = "x"
-    res = evaluate_files([_write(df, tmp_path / "shuffled.csv")], n_boot=FAST)
-    ref = evaluate_files([_write(nnls_frame, tmp_path / f"{NNLS}.csv")], n_boot=FAST)
+    res = evaluate_files(
+        [_write(df, tmp_path / "shuffled.csv")], settings=load_settings(), n_boot=FAST
+    )
+    ref = evaluate_files(
+        [_write(nnls_frame, tmp_path / f"{NNLS}.csv")], settings=load_settings(), n_boot=FAST
+    )
     for metric in METRIC_NAMES:
         assert res["models"][0]["metrics"][metric]["point"] == pytest.approx(
             ref["models"][0]["metrics"][metric]["point"], abs=1e-12
@@ -331,7 +339,9 @@ def test_extra_columns_are_ignored_and_row_order_does_not_matter(tmp_path, nnls_
 def test_user_gold_is_not_called_public(tmp_path, nnls_frame) -> None:
     df = nnls_frame.rename(columns={"true_rank": "true_score"})
     df["true_score"] = df["true_score"] * 0.5 + 1
-    res = evaluate_files([_write(df, tmp_path / "scored.csv")], n_boot=FAST)
+    res = evaluate_files(
+        [_write(df, tmp_path / "scored.csv")], settings=load_settings(), n_boot=FAST
+    )
     assert res["data_origin"] == "prediction_file"
     assert res["models"][0]["gold_column"] == "true_score"
     # an affine change of the gold keeps every pairwise-order metric
@@ -354,13 +364,15 @@ def test_delta_quintiles_on_rank_and_welch_needs_the_warehouse(fast_result) -> N
 def test_ece_when_confidence_is_given(tmp_path, nnls_frame) -> None:
     df = nnls_frame.copy()
     df["confidence"] = np.linspace(0.5, 1.0, len(df))
-    res = evaluate_files([_write(df, tmp_path / "conf.csv")], n_boot=FAST)
+    res = evaluate_files([_write(df, tmp_path / "conf.csv")], settings=load_settings(), n_boot=FAST)
     cal = res["models"][0]["calibration"]
     assert cal["n_pairs"] == 935 and cal["n_bins"] == 10 and 0 <= cal["ece"] <= 1
     assert "ECE" in _render(res)
     df.loc[2, "confidence"] = 1.5
     with pytest.raises(DataValidationError, match=r"line 4, column 'confidence'"):
-        evaluate_files([_write(df, tmp_path / "conf_bad.csv")], n_boot=FAST)
+        evaluate_files(
+            [_write(df, tmp_path / "conf_bad.csv")], settings=load_settings(), n_boot=FAST
+        )
 
 
 # --------------------------------------------------------------------------- warehouse gold
@@ -401,7 +413,7 @@ def tiny_warehouse(tmp_path_factory, public_dir) -> Path:
 
 def test_warehouse_gold_with_welch_slice(tmp_path, nnls_frame, tiny_warehouse) -> None:
     path = _write(nnls_frame.drop(columns="true_rank"), tmp_path / "nogold.csv")
-    res = evaluate_files([path], n_boot=FAST, db_path=tiny_warehouse)
+    res = evaluate_files([path], settings=load_settings(), n_boot=FAST, db_path=tiny_warehouse)
     check_result_shape(res)
     assert res["gold"] == "warehouse" and res["data_origin"] == "simulation"
     assert any("not real results" in n for n in res["notes"])
@@ -414,7 +426,9 @@ def test_warehouse_gold_with_welch_slice(tmp_path, nnls_frame, tiny_warehouse) -
     assert ca["clear"]["n_pairs"] > 0 and ca["ambiguous"]["n_pairs"] > 0
     # a file with gold can still be scored against the warehouse
     with_gold = _write(nnls_frame, tmp_path / "withgold.csv")
-    res2 = evaluate_files([with_gold], gold="warehouse", db_path=tiny_warehouse, n_boot=FAST)
+    res2 = evaluate_files(
+        [with_gold], gold="warehouse", db_path=tiny_warehouse, settings=load_settings(), n_boot=FAST
+    )
     assert res2["models"][0]["metrics"] == model["metrics"]
     text = _render(res, per_category=True)
     assert "SIMULATED" in text and "clear" in text and "Bacon" in text
@@ -423,7 +437,9 @@ def test_warehouse_gold_with_welch_slice(tmp_path, nnls_frame, tiny_warehouse) -
 def test_warehouse_gold_without_a_warehouse(tmp_path, nnls_frame) -> None:
     path = _write(nnls_frame.drop(columns="true_rank"), tmp_path / "nogold.csv")
     with pytest.raises(WarehouseError, match="no warehouse at"):
-        evaluate_files([path], n_boot=FAST, db_path=tmp_path / "absent.duckdb")
+        evaluate_files(
+            [path], settings=load_settings(), n_boot=FAST, db_path=tmp_path / "absent.duckdb"
+        )
 
 
 # --------------------------------------------------------------------------- rendering and CLI
@@ -505,7 +521,7 @@ def test_nine_files_with_all_metrics_and_cis_is_fast(oof_files) -> None:
     """Issue target: under 10 s on 2 cores at 10,000 replicates. Asserted with slack for a
     shared machine; the measured time is printed."""
     t0 = time.perf_counter()
-    res = evaluate_files(oof_files, n_boot=10000)
+    res = evaluate_files(oof_files, settings=load_settings(), n_boot=10000)
     elapsed = time.perf_counter() - t0
     print(f"evaluate, 9 files, 10000 replicates: {elapsed:.1f} s")
     assert len(res["models"]) == 9 and len(res["comparisons"]) == 36
@@ -586,9 +602,11 @@ def test_input_errors_come_before_any_work(tmp_path, nnls_frame, monkeypatch) ->
     header = tmp_path / "header.csv"
     header.write_text("category,product_code,predicted_score,true_rank\n")
     with pytest.raises(DataValidationError, match=r"header.csv, line 2: no data rows.*Fix: add"):
-        evaluate_files([_write(nnls_frame, tmp_path / "ok.csv"), header], n_boot=FAST)
+        evaluate_files(
+            [_write(nnls_frame, tmp_path / "ok.csv"), header], settings=load_settings(), n_boot=FAST
+        )
     with pytest.raises(DataValidationError, match=r"a directory, not a file. Fix: give the path"):
-        evaluate_files([tmp_path], n_boot=FAST)
+        evaluate_files([tmp_path], settings=load_settings(), n_boot=FAST)
     monkeypatch.setattr(files_mod, "evaluate_files", no_work)
     result = CliRunner().invoke(app, ["evaluate", str(header), "--json", str(tmp_path)])
     assert isinstance(result.exception, WarehouseError)
@@ -604,7 +622,7 @@ def test_a_long_file_stops_at_the_first_error_batch(tmp_path, nnls_frame) -> Non
     df.loc[len(df) - 1, "predicted_score"] = "not a number"
     path = _bad(tmp_path, df, "long.csv")
     with pytest.raises(DataValidationError, match=r"line 217.*duplicate row.*first at line 9"):
-        evaluate_files([path], n_boot=FAST)
+        evaluate_files([path], settings=load_settings(), n_boot=FAST)
     assert len(load_predictions(path, max_rows=300).frame) == 300
     assert len(load_predictions(path).frame) == len(df)
 

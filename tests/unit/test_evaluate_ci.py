@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from warehouse.config import REPO_ROOT
+from warehouse.config import REPO_ROOT, load_settings
 from warehouse.evaluate.contract import SCHEMA_VERSION, check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.metrics.intervals import DEFAULT_CI_METHODS, INTERVAL_METRICS
@@ -46,7 +46,7 @@ def paths(public_dir: Path) -> list[Path]:
 
 
 def test_published_bca_is_schema1_output_bit_for_bit(paths, public_dir: Path) -> None:
-    res = evaluate_files(paths, n_boot=1000, ci="published_bca")
+    res = evaluate_files(paths, settings=load_settings(), n_boot=1000, ci="published_bca")
     check_result_shape(res)
     assert res["schema_version"] == SCHEMA_VERSION == 3
     assert res["ci"]["convention"] == "published_bca"
@@ -67,7 +67,7 @@ def test_published_bca_is_schema1_output_bit_for_bit(paths, public_dir: Path) ->
 
 
 def test_default_names_its_methods(paths) -> None:
-    res = evaluate_files(paths, n_boot=FAST)
+    res = evaluate_files(paths, settings=load_settings(), n_boot=FAST)
     check_result_shape(res)
     assert res["ci"]["convention"] == "default"
     assert res["ci"]["methods"] == DEFAULT_CI_METHODS
@@ -82,7 +82,7 @@ def test_default_names_its_methods(paths) -> None:
     assert comp["ci_method"] == res["ci"]["comparisons"] == "ustat_t"
     assert comp["ci_lo"] <= comp["diff"] <= comp["ci_hi"]
     # the published convention's points are the default's points
-    pub = evaluate_files(paths, n_boot=FAST, ci="published_bca")
+    pub = evaluate_files(paths, settings=load_settings(), n_boot=FAST, ci="published_bca")
     for a, b in zip(res["models"], pub["models"], strict=True):
         assert {m: v["point"] for m, v in a["metrics"].items()} == {
             m: v["point"] for m, v in b["metrics"].items()

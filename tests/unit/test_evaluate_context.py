@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from warehouse.cli import app
+from warehouse.config import load_settings
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.context import evaluate_in_context
 from warehouse.evaluate.context_html import render_context_page
@@ -56,7 +57,7 @@ def planted(tmp_path_factory, gold_frame) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def in_context(planted) -> dict:
-    return evaluate_in_context(list(planted), n_boot=FAST)
+    return evaluate_in_context(list(planted), settings=load_settings(), n_boot=FAST)
 
 
 def _wins(res: dict, name: str) -> list[str]:
@@ -145,7 +146,9 @@ def test_json_round_trips_and_the_shape_check_catches_a_broken_context(in_contex
 
 
 def test_a_published_file_given_by_the_user_is_not_counted_twice(public_dir) -> None:
-    res = evaluate_in_context([public_dir / OOF / f"{NNLS}.csv"], n_boot=FAST)
+    res = evaluate_in_context(
+        [public_dir / OOF / f"{NNLS}.csv"], settings=load_settings(), n_boot=FAST
+    )
     assert len(res["models"]) == 9
     assert [m["name"] for m in res["models"] if m["role"] == "user"] == [NNLS]
     assert any("is the published model" in n for n in res["context"]["notes"])
@@ -156,12 +159,12 @@ def test_bad_and_clashing_files_fail_before_any_work(tmp_path, gold_frame) -> No
     bad.loc[4, "category"] = "Tofu"
     bad.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(DataValidationError, match="line 6"):
-        evaluate_in_context([tmp_path / "bad.csv"], n_boot=FAST)
+        evaluate_in_context([tmp_path / "bad.csv"], settings=load_settings(), n_boot=FAST)
     clash = gold_frame.copy()
     clash["predicted_score"] = clash["predicted_score"] * 2 + 1
     clash.to_csv(tmp_path / f"{NNLS}.csv", index=False)
     with pytest.raises(WarehouseError, match="rename your file"):
-        evaluate_in_context([tmp_path / f"{NNLS}.csv"], n_boot=FAST)
+        evaluate_in_context([tmp_path / f"{NNLS}.csv"], settings=load_settings(), n_boot=FAST)
 
 
 # --------------------------------------------------------------------------- the pieces
@@ -282,7 +285,13 @@ def block_warehouse(tmp_path_factory, gold_frame, public_dir) -> Path:
 
 
 def test_warehouse_gold_places_models_within_blocks(block_warehouse, planted, tmp_path) -> None:
-    res = evaluate_in_context(list(planted), gold="warehouse", db_path=block_warehouse, n_boot=FAST)
+    res = evaluate_in_context(
+        list(planted),
+        gold="warehouse",
+        db_path=block_warehouse,
+        settings=load_settings(),
+        n_boot=FAST,
+    )
     check_result_shape(res)
     human = res["human_scale"]
     assert human["scope"] == "within_block" and human["is_simulated"]
@@ -363,7 +372,9 @@ def test_cli_alone_keeps_todays_output(planted, tmp_path) -> None:
 
 
 def test_file_gold_with_a_warehouse_says_why_its_fits_are_left_out(block_warehouse, planted):
-    res = evaluate_in_context([planted[0]], db_path=block_warehouse, n_boot=FAST)
+    res = evaluate_in_context(
+        [planted[0]], db_path=block_warehouse, settings=load_settings(), n_boot=FAST
+    )
     assert res["gold"] == "file"
     assert {m["role"] for m in res["models"]} == {"user", "published"}
     assert any("fits are left out" in n for n in res["context"]["notes"])

@@ -46,6 +46,7 @@ def evaluate(
     """Score prediction files in context (docs/evaluate.md): metrics, ranks, human scale."""
     import json
 
+    from warehouse.config import load_settings
     from warehouse.evaluate.command import score, show
     from warehouse.evaluate.files import check_json_target
 
@@ -53,7 +54,8 @@ def evaluate(
         raise WarehouseError(f"--bootstrap must be positive, got {bootstrap}.")
     check_json_target(json_out)  # before any work (its folder made here)
     check_json_target(html_out, "--html")
-    result = score(predictions, alone, html_out, gold, bootstrap, seed, db, ci)
+    settings = load_settings(db_path=db)
+    result = score(predictions, alone, html_out, gold, bootstrap, seed, db, ci, settings)
     show(result, per_category, html_out, consoles.results())
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=2) + "\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from warehouse.config import Settings
 from warehouse.errors import WarehouseError
 
 
@@ -19,6 +20,7 @@ def score(
     seed: int,
     db: Path | None,
     ci: str,
+    settings: Settings,
 ) -> dict[str, object]:
     """The result of docs/evaluate.md; ``--html`` is checked before any work."""
     if html_out is not None and alone:
@@ -28,10 +30,14 @@ def score(
     if alone:
         from warehouse.evaluate.files import evaluate_files
 
-        return evaluate_files(predictions, gold=gold, n_boot=n_boot, seed=seed, db_path=db, ci=ci)
+        return evaluate_files(
+            predictions, gold=gold, n_boot=n_boot, seed=seed, db_path=db, ci=ci, settings=settings
+        )
     from warehouse.evaluate.context import evaluate_in_context
 
-    return evaluate_in_context(predictions, gold=gold, n_boot=n_boot, seed=seed, db_path=db, ci=ci)
+    return evaluate_in_context(
+        predictions, gold=gold, n_boot=n_boot, seed=seed, db_path=db, ci=ci, settings=settings
+    )
 
 
 def show(result: dict, per_category: bool, html_out: Path | None, console) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from warehouse.config import Settings
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate import human_scale as hs
 from warehouse.evaluate.files import (
@@ -201,16 +202,13 @@ def evaluate_in_context(
     seed: int = 42,
     db_path: str | Path | None = None,
     *,
-    settings=None,
+    settings: Settings,
     alpha: float = ALPHA,
     ci: str = "default",
 ) -> dict[str, object]:
     """Score ``paths`` in context; the contract of docs/evaluate.md with ``context`` and
     ``human_scale``. Bad user files raise before any scoring (as :func:`evaluate_files`)."""
-    from warehouse.config import load_settings
-
     db = Path(db_path) if db_path else None
-    settings = settings or load_settings(db_path=db)
     users = _user_files(paths)
     mode = resolve_gold_mode(gold, users)
     ref = load_reference(mode, db, settings)

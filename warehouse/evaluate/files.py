@@ -14,12 +14,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from warehouse.config import Settings
 from warehouse.errors import DataValidationError, WarehouseError
 from warehouse.evaluate.result import (
     Coverage,
     EvaluationResult,
     ModelResult,
-    Settings,
+    ScoringOptions,
     per_category_records,
 )
 from warehouse.metrics.conventions import policies_by_convention, score_conventions
@@ -289,11 +290,8 @@ def resolve_gold_mode(gold: str | None, files: Sequence[PredictionFile]) -> str:
     return gold
 
 
-def load_reference(mode: str, db_path: Path | None = None, settings=None) -> Reference:
+def load_reference(mode: str, db_path: Path | None, settings: Settings) -> Reference:
     """The known products and gold for ``mode`` (see :class:`Reference`)."""
-    from warehouse.config import load_settings
-
-    settings = settings or load_settings(db_path=db_path)
     if mode == "file":
         return _public_reference(settings)
     return _warehouse_reference(Path(db_path) if db_path else settings.db_path)
@@ -359,7 +357,7 @@ def evaluate_files(
     seed: int = 42,
     db_path: str | Path | None = None,
     *,
-    settings=None,
+    settings: Settings,
     alpha: float = ALPHA,
     ci: str = "default",
 ) -> dict[str, object]:
@@ -377,7 +375,7 @@ def evaluate_files(
     """
     if not paths:
         raise WarehouseError("no prediction files given. Fix: pass one or more CSV paths.")
-    opts = _settings(ci, n_boot, seed, alpha)
+    opts = _options(ci, n_boot, seed, alpha)
     files, ref = _load_files(paths, gold, db_path, settings)
     models, tables, frames = [], {}, {}
     notes: list[str] = []
@@ -415,12 +413,12 @@ def evaluate_files(
     ).to_json()
 
 
-def _settings(ci: str, n_boot: int, seed: int, alpha: float) -> Settings:
+def _options(ci: str, n_boot: int, seed: int, alpha: float) -> ScoringOptions:
     """The checked interval convention (``ci``) with its comparison method and the bootstrap."""
     if ci not in CI_CHOICES:
         raise WarehouseError(f"--ci {ci!r} is not known. Fix: pass one of {', '.join(CI_CHOICES)}.")
     compare_method = "pair_bootstrap" if ci == "published_bca" else COMPARE_METHOD
-    return Settings(ci, compare_method, n_boot=n_boot, seed=seed, alpha=alpha)
+    return ScoringOptions(ci, compare_method, n_boot=n_boot, seed=seed, alpha=alpha)
 
 
 def _load_files(
@@ -452,7 +450,7 @@ def _load_files(
 
 
 def _score_file(
-    f: PredictionFile, ref: Reference, opts: Settings
+    f: PredictionFile, ref: Reference, opts: ScoringOptions
 ) -> tuple[ModelResult, pl.DataFrame, pl.DataFrame]:
     """One file scored: its model entry, its scored rows and its :func:`pair_table`."""
     df, coverage = _scored_frame(f, ref)
@@ -517,7 +515,7 @@ def _policies(
     files: Sequence[PredictionFile],
     frames: Mapping[str, pl.DataFrame],
     ref: Reference,
-    opts: Settings,
+    opts: ScoringOptions,
 ) -> tuple[list[dict[str, object]], str]:
     """The trivial policies, scored on the warehouse's analogs or the first file's products and
     gold, and the data origin of the gold."""

@@ -91,7 +91,7 @@ class ModelResult:
 
 
 @dataclass(frozen=True)
-class Settings:
+class ScoringOptions:
     """The interval convention and bootstrap settings (``ci`` and ``bootstrap``)."""
 
     convention: str
@@ -129,7 +129,7 @@ class EvaluationResult:
 
     gold: str
     data_origin: str
-    settings: Settings
+    settings: ScoringOptions
     models: tuple[ModelResult, ...]
     comparisons: pl.DataFrame
     trivial_policies: list[dict[str, object]]

@@ -12,6 +12,9 @@ import pytest
 
 from warehouse.config import SEEDS_DIR
 from warehouse.ranking import marts
+from warehouse.ranking.ablation import unfittable_reason
+from warehouse.ranking.nested import GEMINI_STEM
+from warehouse.ranking.oof import FOOD_OOF_SCHEMA
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
 
 
@@ -103,12 +106,12 @@ def test_default_stage_rows_dim_and_ablation(small, tmp_path):
     )
     d = marts.food_design(products, means, cats, subset_cols, features, variants)
     oof = small.keys.select("category", "product_code").with_columns(
-        pl.lit(marts.GEMINI_STEM).alias("model_file_stem"),
+        pl.lit(GEMINI_STEM).alias("model_file_stem"),
         pl.Series("predicted_score", np.random.default_rng(3).random(small.n)),
     )
     enc = marts.feature_encoders_json(features)
     rows = marts.fct_food_oof_predictions(d, oof, enc, cache_dir=tmp_path, n_jobs=1)
-    assert rows.columns == list(marts.FOOD_OOF_SCHEMA)
+    assert rows.columns == list(FOOD_OOF_SCHEMA)
     assert rows.height == 18 * small.n and rows["source"].unique().to_list() == ["warehouse_fit"]
     assert (rows["feature_encoders_json"] == enc).all()
     dim = marts.dim_food_fits(rows)
@@ -131,9 +134,11 @@ def test_too_small_design_leaves_the_marts_empty(small, tmp_path):
     n_all = d0.n + d0.reference_keys.height
     products, means, cats, subset_cols, features, variants = _frames(d0, np.ones(n_all, bool))
     d = marts.food_design(products, means, cats, subset_cols, features, variants)
-    assert "Bacon has 3 analogs (< 5; 2 such categories)" in marts.unfittable_reason(d)
+    assert "Bacon has 3 analogs (< 5; 2 such categories)" in unfittable_reason(
+        d, marts.max_analogs_default_stage()
+    )
     rows = marts.fct_food_oof_predictions(d, pl.DataFrame(), "{}", cache_dir=tmp_path)
-    assert rows.height == 0 and rows.columns == list(marts.FOOD_OOF_SCHEMA)
+    assert rows.height == 0 and rows.columns == list(FOOD_OOF_SCHEMA)
     assert marts.dim_food_fits(rows).height == 0
     table = marts.agg_ablation_metrics(d, rows, cache_dir=tmp_path)
     assert table.height == 0 and "ablation_key" in table.columns
@@ -145,13 +150,13 @@ def test_stage_off_leaves_the_marts_empty_and_size_is_no_reason(small, tmp_path)
     n_all = d0.n + d0.reference_keys.height
     products, means, cats, subset_cols, features, variants = _frames(d0, np.ones(n_all, bool))
     d = marts.food_design(products, means, cats, subset_cols, features, variants)
-    assert marts.unfittable_reason(d) is None
+    assert unfittable_reason(d, marts.max_analogs_default_stage()) is None
     # above the cap the stage runs grouped K-fold (tests/unit/test_ranking_kfold.py)
-    assert marts.unfittable_reason(d, max_analogs=d.n - 1) is None
+    assert unfittable_reason(d, d.n - 1) is None
     # the dbt var food_models_max_analogs = 0 (tastebench build --no-food-models)
-    assert "switched off" in marts.unfittable_reason(d, max_analogs=0)
+    assert "switched off" in unfittable_reason(d, 0)
     rows = marts.fct_food_oof_predictions(d, pl.DataFrame(), "{}", tmp_path, max_analogs=0)
-    assert rows.height == 0 and rows.columns == list(marts.FOOD_OOF_SCHEMA)
+    assert rows.height == 0 and rows.columns == list(FOOD_OOF_SCHEMA)
     table = marts.agg_ablation_metrics(d, rows, cache_dir=tmp_path, max_analogs=0)
     assert table.height == 0
     assert not any(tmp_path.iterdir())  # nothing was fitted

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from warehouse.ranking import loocv, marts, nested
+from warehouse.ranking.ablation import default_model_fits, unfittable_reason
 from warehouse.ranking.bt import PairIndex
 from warehouse.ranking.design import DesignError
 from warehouse.ranking.folds import GroupedKFold, fold_scheme
@@ -198,11 +199,11 @@ def test_kfold_ensembles(small, base):
 def test_marts_run_kfold_above_the_cap_and_loocv_below(tmp_path):
     d = synthetic_design(seed=3, plant="nutrition", dims=SMALL_DIMS, layout=LAYOUT)
     oof = d.keys.select("category", "product_code").with_columns(
-        pl.lit(marts.GEMINI_STEM).alias("model_file_stem"),
+        pl.lit(nested.GEMINI_STEM).alias("model_file_stem"),
         pl.Series("predicted_score", np.random.default_rng(3).random(d.n)),
     )
-    assert marts.unfittable_reason(d, max_analogs=d.n - 1) is None  # size is no reason
-    assert "switched off" in marts.unfittable_reason(d, max_analogs=0)
+    assert unfittable_reason(d, d.n - 1) is None  # size is no reason
+    assert "switched off" in unfittable_reason(d, 0)
     rows = marts.fct_food_oof_predictions(d, oof, "{}", tmp_path, n_jobs=1, max_analogs=d.n - 1)
     fits = marts.dim_food_fits(rows)
     assert fits.height == 18 and (fits["n_rows"] == d.n).all()
@@ -220,7 +221,7 @@ def test_marts_run_kfold_above_the_cap_and_loocv_below(tmp_path):
     assert bt is not None and bt.protocol == "nested_grouped_kfold" and bt.from_cache
     assert bt.fit_id == nested_base(d, Job("bradley_terry", fs, cv=cv), FitCache(tmp_path)).fit_id
     assert nested.cached_nested_base(d, Job("ridge", fs, cv=cv), FitCache(tmp_path)) is None
-    below = marts.default_model_fits(d, oof, tmp_path, n_jobs=1, ensemble_models=())
+    below = default_model_fits(d, oof, tmp_path, n_jobs=1, ensemble_models=())
     assert below[0].protocol == "loocv" and "cv" not in below[0].config
     ablation = marts.agg_ablation_metrics(d, rows, tmp_path, n_boot=0, max_analogs=d.n - 1)
     # the grid read back is the K-fold one (the LOOCV fits just cached are not in it): its 7
@@ -237,10 +238,10 @@ def test_scaled_copies_read_their_base_categorys_external_score():
     d = synthetic_design(seed=1, dims=SMALL_DIMS, layout=layout)
     base = d.keys.filter(pl.col("category") == "Bacon").select("category", "product_code")
     oof = base.with_columns(
-        pl.lit(marts.GEMINI_STEM).alias("model_file_stem"),
+        pl.lit(nested.GEMINI_STEM).alias("model_file_stem"),
         pl.Series("predicted_score", [0.1, 0.5, 0.2, 0.9, 0.4]),
     )
-    got = marts.external_predictions(replace(d, data_origin="simulation"), oof)
+    got = nested.external_predictions(replace(d, data_origin="simulation"), oof)
     assert got.tolist() == [0.1, 0.5, 0.2, 0.9, 0.4] * 2
     with pytest.raises(DesignError, match="no prediction for analog Bacon_s2:1"):
-        marts.external_predictions(d, oof)
+        nested.external_predictions(d, oof)

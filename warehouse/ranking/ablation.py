@@ -11,12 +11,14 @@ metrics in one frame an analyst can pivot.
   swapped in. Sets that need an absent block are skipped and listed.
 
 ``cv`` (a :class:`.folds.GroupedKFold`, None = LOOCV) sets the supervised jobs' protocol: the
-build passes the one :func:`.folds.fold_scheme` picks for the design's size.
+build passes the one :func:`.folds.fold_scheme` picks for the design's size. Fits are read from /
+written to ``cache_dir``, always an argument (the dbt entry points resolve it, :mod:`.marts`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -30,10 +32,13 @@ from warehouse.ranking.design import (
     FeatureSet,
     ablation_feature_sets,
 )
-from warehouse.ranking.folds import GroupedKFold
+from warehouse.ranking.folds import GroupedKFold, fold_scheme
 from warehouse.ranking.loocv import FitResult, Job, fit_key, result_from_cache, run_fits
+from warehouse.ranking.nested import external_predictions, run_ensembles
 
 MAIN_DISTANCE_LETTERS = "NCI"
+DEFAULT_ENSEMBLE_MODELS = ("bradley_terry",)
+MIN_ANALOGS_PER_CATEGORY = 5
 
 
 def available_letters(design: Design, references: bool = False) -> set[str]:
@@ -163,3 +168,135 @@ def grid_metrics(
             row["pairwise_accuracy_lo"], row["pairwise_accuracy_hi"] = lo, hi
         rows.append(row)
     return pl.DataFrame(rows).sort("model", "n_content_blocks", "feature_set")
+
+
+def unfittable_reason(design: Design, max_analogs: int) -> str | None:
+    """Why the default stage cannot run on ``design`` (None when it can): every category needs
+    :data:`MIN_ANALOGS_PER_CATEGORY` analogs (the public design's smallest has 5). A tiny bundle
+    (the test fixture: 3 + 2 analogs) leaves the ranking marts empty; its target-leak audit is
+    meaningless too (a 384-d block has columns at |r| >= .99 over 5 products by chance). Size is
+    no reason: above ``max_analogs`` analogs (a scaled simulation) the stage runs grouped K-fold
+    instead of LOOCV (:func:`.folds.fold_scheme`). ``max_analogs`` = 0: the stage is switched
+    off (``tastebench build --no-food-models``; the dbt var ``food_models_max_analogs``)."""
+    if max_analogs <= 0:
+        return "the food-model stage is switched off (dbt var food_models_max_analogs = 0)"
+    counts = design.keys.group_by("category").len()
+    small = counts.filter(pl.col("len") < MIN_ANALOGS_PER_CATEGORY).sort("category")
+    if small.height:
+        row = small.row(0, named=True)
+        return (
+            f"category {row['category']} has {row['len']} analogs (< {MIN_ANALOGS_PER_CATEGORY}; "
+            f"{small.height} such categories)"
+        )
+    return None
+
+
+def default_model_fits(
+    design: Design,
+    oof: pl.DataFrame,
+    cache_dir: Path | str,
+    n_jobs: int = 2,
+    ensemble_models: Sequence[str] = DEFAULT_ENSEMBLE_MODELS,
+    cv: GroupedKFold | None = None,
+) -> list[FitResult]:
+    """The default stage: every model's main configuration and, for every supervised model, its
+    ensembles with Gemini: rank average and mean always (no training beyond the model's own
+    out-of-fold fit); the nested NNLS for ``ensemble_models`` (BT: 23,005 warm-started pair
+    fits, minutes) and for any other model whose nested base is already in the cache
+    (``tastebench train food --grid ensembles`` fits them: hours for RankSVM and LightGBM),
+    never fitted here. ``cv``: None = LOOCV, else the grouped K-fold of the supervised models
+    (:func:`.folds.fold_scheme`)."""
+    cache = FitCache(cache_dir)
+    jobs = default_jobs(design, cv=cv)
+    fits = run_fits(design, jobs, cache, n_jobs)
+    gemini = external_predictions(design, oof)
+    fs = FeatureSet.parse(design.feature_set)
+    for model in sorted(mdl.SUPERVISED, key=lambda m: (m not in ensemble_models, m)):
+        fits += run_ensembles(
+            design,
+            Job(model, fs, cv=cv),
+            gemini,
+            "gemini",
+            cache,
+            n_jobs,
+            nnls_if_cached=model not in ensemble_models,
+        )
+    return fits
+
+
+def ablation_fit_rows(
+    design: Design, cache_dir: Path | str, cv: GroupedKFold | None = None
+) -> tuple[list[FitResult], int]:
+    """The ablation grid's fits already in the cache, and how many grid jobs are missing
+    (``tastebench`` fills them; the build only reads)."""
+    jobs, _ = grid_jobs(design, cv=cv)
+    found, missing = cached_fits(design, jobs, FitCache(cache_dir))
+    return found, len(missing)
+
+
+def ablation_metrics_rows(
+    design: Design, cache_dir: Path | str, n_boot: int = 0, cv: GroupedKFold | None = None
+) -> pl.DataFrame:
+    """One row per cached grid fit with its metrics (:func:`grid_metrics`)."""
+    found, _ = ablation_fit_rows(design, cache_dir, cv)
+    if not found:
+        return pl.DataFrame()
+    return grid_metrics(design, found, n_boot=n_boot)
+
+
+ABLATION_SCHEMA = {
+    "model": pl.String,
+    "feature_set": pl.String,
+    "letters": pl.String,
+    "variant": pl.String,
+    "is_distance": pl.Boolean,
+    "has_n": pl.Boolean,
+    "has_c": pl.Boolean,
+    "has_t": pl.Boolean,
+    "has_i": pl.Boolean,
+    "n_content_blocks": pl.Int64,
+    "pairwise_accuracy": pl.Float64,
+    "spearman": pl.Float64,
+    "kendall_tau": pl.Float64,
+    "recall_at_1": pl.Float64,
+    "recall_at_2": pl.Float64,
+    "recall_at_3": pl.Float64,
+    "pairwise_accuracy_macro": pl.Float64,
+    "pairwise_accuracy_pooled": pl.Float64,
+    "pairwise_accuracy_lo": pl.Float64,
+    "pairwise_accuracy_hi": pl.Float64,
+    "config_hash": pl.String,
+    "fit_id": pl.String,
+    "data_origin": pl.String,
+}
+
+
+def ablation_table(
+    design: Design,
+    default_predictions: pl.DataFrame,
+    cache_dir: Path | str,
+    n_boot: int,
+    seed: int,
+    max_analogs: int,
+) -> pl.DataFrame:
+    """``agg_ablation_metrics``: one row per ablation-grid fit found in the cache (the build
+    never fits the grid; ``tastebench train food --grid ablation`` does), with the eight point
+    metrics, the main-table BCa interval of pairwise accuracy, whether the default stage
+    (``default_predictions``, ``fct_food_oof_predictions``) produced it, and how many grid fits
+    are still missing; empty when :func:`unfittable_reason` gives a reason."""
+    found, n_missing = [], 0
+    if unfittable_reason(design, max_analogs) is None:
+        found, n_missing = ablation_fit_rows(design, cache_dir, fold_scheme(design.n, max_analogs))
+    table = (
+        grid_metrics(design, found, n_boot=n_boot, seed=seed)
+        if found
+        else pl.DataFrame(schema=ABLATION_SCHEMA)
+    )
+    defaults = default_predictions["fit_id"].unique().to_list()
+    return table.select(
+        (pl.col("model") + ":" + pl.col("feature_set")).alias("ablation_key"),
+        *[pl.col(c).cast(t) for c, t in ABLATION_SCHEMA.items()],
+        pl.col("fit_id").is_in(defaults).alias("is_default_stage"),
+        pl.lit(len(found) + n_missing, pl.Int64).alias("n_grid_fits"),
+        pl.lit(n_missing, pl.Int64).alias("n_grid_fits_missing"),
+    )

@@ -66,6 +66,8 @@ from warehouse.ranking.loocv import (
 from warehouse.ranking.preprocess import fit_fold, weights_from_raw
 
 PAIR_CHUNK = 400
+GEMINI_STEM = "llm_gemini_3_1_pro_preview_ingredients_image"
+"""``model_file_stem`` of the published out-of-fold file the default ensembles combine with."""
 
 
 # --------------------------------------------------------------------------- meta-learners
@@ -344,6 +346,31 @@ def align_external(design: Design, frame: pl.DataFrame, name: str) -> np.ndarray
     return joined["predicted_score"].to_numpy()
 
 
+def external_predictions(design: Design, oof: pl.DataFrame, stem: str = GEMINI_STEM):
+    """A published out-of-fold file's scores aligned with the design (``stg_tastebench__oof_
+    predictions`` rows of ``model_file_stem = stem``). In a scaled simulation (``tastebench
+    simulate --scale K``) a copy ``<Category>_s<k>`` repeats its base category's products, codes
+    included, and the published file covers the base only: a copy's analog reads its base
+    analog's score (the copies repeat the base's features the same way)."""
+    rows = oof.filter(pl.col("model_file_stem") == stem)
+    if design.data_origin == "simulation":
+        copies = design.keys.select(
+            pl.col("category").alias("copy"),
+            pl.col("category").str.replace(r"_s\d+$", "").alias("category"),
+        ).unique()
+        copies = copies.filter(pl.col("copy") != pl.col("category"))
+        if copies.height:
+            rows = pl.concat(
+                [
+                    rows.select("category", "product_code", "predicted_score"),
+                    rows.join(copies, on="category").select(
+                        pl.col("copy").alias("category"), "product_code", "predicted_score"
+                    ),
+                ]
+            )
+    return align_external(design, rows, stem)
+
+
 def run_ensembles(
     design: Design,
     job: Job,
@@ -467,7 +494,7 @@ def fit_ensemble_bases(
 ) -> list[FitResult]:
     """``tastebench train food --grid ensembles``: the nested base (outer LOOCV + n(n-1)/2 pair
     fits; with ``cv`` the nested grouped K-fold) of every supervised model into the cache, so the
-    next build adds each model's NNLS ensemble with Gemini (``marts.default_model_fits`` reads
-    them through :func:`cached_nested_base`)."""
+    next build adds each model's NNLS ensemble with Gemini (:func:`.ablation.default_model_fits`
+    reads them through :func:`cached_nested_base`)."""
     fs = FeatureSet.parse(design.feature_set)
     return [nested_base(design, Job(m, fs, cv=cv), FitCache(cache_dir), n_jobs) for m in models]

@@ -12,7 +12,8 @@ import polars as pl
 
 from warehouse.errors import WarehouseError
 from warehouse.ranking import marts
-from warehouse.ranking.ablation import grid_jobs
+from warehouse.ranking.ablation import default_model_fits, grid_jobs, run_grid, unfittable_reason
+from warehouse.ranking.cache import FitCache
 from warehouse.ranking.design import Design
 from warehouse.ranking.folds import fold_scheme
 from warehouse.ranking.loocv import FitResult
@@ -95,19 +96,20 @@ def train_food(
             f"unknown --grid {grid!r}. Fix: use --grid ablation, --grid ensembles (or no --grid)."
         )
     design, public_oof = read_warehouse(db_path)
-    if (reason := marts.unfittable_reason(design)) is not None:
+    max_analogs = marts.max_analogs_default_stage()
+    if (reason := unfittable_reason(design, max_analogs)) is not None:
         raise WarehouseError(f"{db_path}: the design is too small to fit: {reason}.")
     cache_dir = Path(cache_dir)
     n_jobs = marts.default_n_jobs() if n_jobs is None else n_jobs
-    cv = fold_scheme(design.n, marts.max_analogs_default_stage())
+    cv = fold_scheme(design.n, max_analogs)
     t0 = time.perf_counter()
     skipped: list[str] = []
     if grid == "ablation":
         _, skipped = grid_jobs(design, cv=cv)
-        fits = marts.run_ablation_grid(design, cache_dir, n_jobs, cv=cv)
+        fits = run_grid(design, FitCache(cache_dir), n_jobs, cv=cv)
     elif grid == "ensembles":
         fits = fit_ensemble_bases(design, cache_dir, n_jobs, cv=cv)
     else:
-        fits = marts.default_model_fits(design, public_oof, cache_dir, n_jobs, cv=cv)
+        fits = default_model_fits(design, public_oof, cache_dir, n_jobs, cv=cv)
     elapsed = time.perf_counter() - t0
     return FoodTraining(grid, fits, cache_dir, elapsed, list(skipped), design.data_origin)

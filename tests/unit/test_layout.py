@@ -113,6 +113,15 @@ def test_domain_packages_import_only_lower_layers(package: str) -> None:
             assert "marts" not in parts[2:], f"{where}: another domain's glue"
 
 
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_a_library_never_imports_its_own_marts(package: str) -> None:
+    """``marts.py`` is the dbt glue on top of its package: the library below it never calls up."""
+    for path in sorted((PACKAGE / package).rglob("*.py")):
+        if path.name != "marts.py":
+            glue = [m for m in _imports(path) if m.startswith(f"warehouse.{package}.marts")]
+            assert not glue, f"{path.relative_to(REPO_ROOT)} imports {glue}: pass what it needs in"
+
+
 def test_the_checks_catch_a_violation(tmp_path: Path) -> None:
     """The import parser sees the forms a violation would take."""
     bad = tmp_path / "bad.py"

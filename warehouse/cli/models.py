@@ -66,17 +66,20 @@ def train_food(
 ) -> None:
     """Fit the food-ranking models into the fit cache; the next `tastebench build` reads them."""
     from warehouse.config import load_settings
+    from warehouse.ranking.marts import max_analogs_default_stage
     from warehouse.ranking.planted import signal_check_report
     from warehouse.ranking.train import read_warehouse
     from warehouse.ranking.train import train_food as run
 
     settings = load_settings(db_path=db)
+    max_analogs = max_analogs_default_stage()
     with consoles.progress().status(f"food ranking: {check_signal or grid or 'default'}"):
         if check_signal is not None:
-            design = read_warehouse(settings.db_path)[0]
+            design = read_warehouse(settings.db_path, max_analogs)[0]
             out = signal_check_report(
                 design, check_signal, n_jobs, permutations, settings.build_dir
             )
         else:
-            out = run(settings.db_path, settings.ranking_cache_dir, grid, n_jobs).summary()
+            cache = settings.ranking_cache_dir
+            out = run(settings.db_path, cache, max_analogs, grid, n_jobs).summary()
     consoles.results().print(out)

@@ -29,15 +29,6 @@ from warehouse.ranking.design import Design
 from warehouse.ranking.oof import food_fits_table, food_oof_predictions
 from warehouse.ranking.warehouse_design import warehouse_design
 
-#: feature mart of each block letter (``python_models/marts/features/``)
-FEATURE_MARTS = {
-    "S": "fct_features_subset",
-    "N": "fct_features_nutrition",
-    "C": "fct_features_compound",
-    "T": "fct_features_text",
-    "I": "fct_features_image",
-}
-
 
 def max_analogs_default_stage() -> int:
     """LOOCV up to this many analogs, grouped K-fold above (:func:`.folds.fold_scheme`): LOOCV

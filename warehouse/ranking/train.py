@@ -1,6 +1,7 @@
 """`tastebench train food`: the food-ranking fits outside `dbt build` (docs/architecture.md
 convention 7), read from the published warehouse through the dbt models' own design
-(:func:`.marts.food_design`), so the fit ids are the build's and its next run reads them."""
+(:func:`.warehouse_design.warehouse_design`), so the fit ids are the build's and its next run
+reads them. The caller passes the dbt var ``food_models_max_analogs`` and the worker count."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from pathlib import Path
 import polars as pl
 
 from warehouse.errors import WarehouseError
-from warehouse.ranking import marts
 from warehouse.ranking.ablation import default_model_fits, grid_jobs, run_grid, unfittable_reason
 from warehouse.ranking.cache import FitCache
 from warehouse.ranking.design import Design
 from warehouse.ranking.folds import fold_scheme
 from warehouse.ranking.loocv import FitResult
 from warehouse.ranking.nested import fit_ensemble_bases
+from warehouse.ranking.warehouse_design import FEATURE_MARTS, warehouse_design
 
-#: the relations the dbt models read (:func:`.marts.food_design` + the public out-of-fold files)
+#: the relations the dbt models read (the build's design + the public out-of-fold files)
 WAREHOUSE_RELATIONS = {
     "products": "marts.dim_products",
     "panel_means": "marts.fct_panel_means",
@@ -27,13 +28,13 @@ WAREHOUSE_RELATIONS = {
     "nutrition_subset_columns": "seeds.nutrition_subset_columns",
     "compound_variants": "marts.fct_features_compound_variants",
     "public_oof": "staging.stg_tastebench__oof_predictions",
-    **{letter: f"marts.{name}" for letter, name in marts.FEATURE_MARTS.items()},
+    **{letter: f"marts.{name}" for letter, name in FEATURE_MARTS.items()},
 }
 
 
-def read_warehouse(db_path: Path | str) -> tuple[Design, pl.DataFrame]:
+def read_warehouse(db_path: Path | str, max_analogs: int) -> tuple[Design, pl.DataFrame]:
     """(the build's design, the public out-of-fold rows) from the published DuckDB file
-    (read-only): the same relations and :func:`.marts.food_design` as the dbt models, so the fit
+    (read-only): the same relations and design function as the dbt models, so the fit
     ids are the build's."""
     import duckdb
 
@@ -51,13 +52,14 @@ def read_warehouse(db_path: Path | str) -> tuple[Design, pl.DataFrame]:
                 ) from exc
     finally:
         con.close()
-    design = marts.food_design(
+    design = warehouse_design(
         read["products"],
         read["panel_means"],
         read["categories"],
         read["nutrition_subset_columns"],
-        {letter: read[letter] for letter in marts.FEATURE_MARTS},
+        {letter: read[letter] for letter in FEATURE_MARTS},
         read["compound_variants"],
+        max_analogs,
     )
     return design, read["public_oof"]
 
@@ -86,7 +88,7 @@ class FoodTraining:
 
 
 def train_food(
-    db_path: Path | str, cache_dir: Path | str, grid: str | None = None, n_jobs: int | None = None
+    db_path: Path | str, cache_dir: Path | str, max_analogs: int, grid: str | None, n_jobs: int
 ) -> FoodTraining:
     """Fit the default stage (``grid=None``), the full ablation grid (``ablation``), or the nested
     base of every supervised model (``ensembles``: their NNLS ensembles) of the warehouse
@@ -95,12 +97,10 @@ def train_food(
         raise WarehouseError(
             f"unknown --grid {grid!r}. Fix: use --grid ablation, --grid ensembles (or no --grid)."
         )
-    design, public_oof = read_warehouse(db_path)
-    max_analogs = marts.max_analogs_default_stage()
+    design, public_oof = read_warehouse(db_path, max_analogs)
     if (reason := unfittable_reason(design, max_analogs)) is not None:
         raise WarehouseError(f"{db_path}: the design is too small to fit: {reason}.")
     cache_dir = Path(cache_dir)
-    n_jobs = marts.default_n_jobs() if n_jobs is None else n_jobs
     cv = fold_scheme(design.n, max_analogs)
     t0 = time.perf_counter()
     skipped: list[str] = []

@@ -15,6 +15,14 @@ from warehouse.ranking.design import BLOCK_LETTERS, Design, DesignError, design_
 from warehouse.ranking.guards import assert_no_target_leak
 
 MAIN_C_AGGREGATION = "log"
+#: feature mart of each block letter (``python_models/marts/features/``)
+FEATURE_MARTS = {
+    "S": "fct_features_subset",
+    "N": "fct_features_nutrition",
+    "C": "fct_features_compound",
+    "T": "fct_features_text",
+    "I": "fct_features_image",
+}
 
 
 def _block_frame(frame: pl.DataFrame) -> pl.DataFrame:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -570,15 +571,10 @@ def human_baseline_summary(
     ratings: pl.DataFrame,
     block_products: pl.DataFrame | None = None,
     block_respondents: pl.DataFrame | None = None,
-    *,
-    n_iter: int = 1000,
-    seed: int = 42,
-    k_max: int = 75,
-    pooling: str = "within_block",
-    reference: str = "full",
-    model_accuracy: float | None = None,
+    **options: Any,
 ) -> pl.DataFrame:
-    """One row of headline metrics.
+    """One row of headline metrics: the ``summary`` of :func:`compute_human_baseline`, which takes
+    the keyword ``options`` (``n_iter, seed, k_max, pooling, reference, model_accuracy, ...``).
 
     Columns: ``n_blocks, n_panelists, n_panelist_blocks``; ``panelist_accuracy_median/_q25/_q75``
     (LOO pairwise accuracy, numpy linear quantiles) and ``panelist_spearman_median``;
@@ -587,14 +583,4 @@ def human_baseline_summary(
     percentiles over iterations of the group-size curve); ``model_accuracy`` and ``k_star``
     (Int64, null when never reached or no model accuracy is given). Both random parts use ``seed``.
     """
-    return compute_human_baseline(
-        ratings,
-        block_products,
-        block_respondents,
-        n_iter=n_iter,
-        seed=seed,
-        k_max=k_max,
-        pooling=pooling,
-        reference=reference,
-        model_accuracy=model_accuracy,
-    ).summary
+    return compute_human_baseline(ratings, block_products, block_respondents, **options).summary

@@ -305,19 +305,17 @@ def split_half_reliability(
     ratings: pl.DataFrame,
     block_products: pl.DataFrame,
     block_respondents: pl.DataFrame,
-    n_iter: int = 1000,
-    seed: int = 42,
-    min_respondents: int = 4,
+    **options: Any,
 ) -> pl.DataFrame:
-    """Split-half pairwise agreement per iteration, pooled over blocks.
+    """Split-half pairwise agreement per iteration, pooled over blocks: the ``table`` of
+    :func:`split_half_result`, which takes the keyword ``options`` (``n_iter, seed,
+    min_respondents``).
 
     Returns ``iteration, split_half_pairwise_agreement``; :func:`split_half_result` also gives the
     median over iterations (also :func:`split_half_median`) and the blocks and pairs pooled. See
     the module docstring for the draws.
     """
-    return split_half_result(
-        ratings, block_products, block_respondents, n_iter, seed, min_respondents
-    ).table
+    return split_half_result(ratings, block_products, block_respondents, **options).table
 
 
 def split_half_median(split_half: pl.DataFrame) -> float:

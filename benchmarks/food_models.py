@@ -108,8 +108,7 @@ def load_design(db: Path) -> tuple[Design, str]:
     if db.exists():
         import duckdb
 
-        con = duckdb.connect(str(db), read_only=True)
-        try:
+        with duckdb.connect(str(db), read_only=True) as con:  # closed on leaving
             prods = con.sql(
                 "select p.category, p.product_code, p.is_analog, p.subset, c.hbt_group "
                 "from marts.dim_products p join seeds.categories c using (category)"
@@ -118,8 +117,6 @@ def load_design(db: Path) -> tuple[Design, str]:
                 "select category, product_code, panel_mean from marts.fct_panel_means "
                 "where is_analog"
             ).pl()
-        finally:
-            con.close()
         keys = (
             prods.filter(pl.col("is_analog"))
             .join(means, on=["category", "product_code"])

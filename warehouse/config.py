@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,6 +75,22 @@ def project_var(name: str) -> object:
 def apply_quiet_env() -> None:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block (e.g. for a child process or library started in
+    it); on leaving, each is back to its earlier value, or unset when it had none."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @dataclass(frozen=True)

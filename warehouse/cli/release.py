@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -22,21 +23,11 @@ def release(
     """Export the de-identified public benchmark (guards must pass; see docs/release.md)."""
     from warehouse.config import load_settings
     from warehouse.release.export import export_release
-    from warehouse.release.gated import gated_dir_for
     from warehouse.release.summary import print_release
 
     settings = load_settings(db_path=db)
-    console = consoles.results()
-    progress = consoles.progress()
-    with progress.status("exporting the release") as status:
-        result = export_release(
-            out_dir,
-            db_path=settings.db_path,
-            gated_dir=gated_dir or gated_dir_for(settings.db_path),
-            settings=settings,
-            log=lambda m: status.update(m) or progress.log(m),
-        )
-    print_release(console, result)
+    export = partial(export_release, settings=settings)
+    _export("release", export, print_release, out_dir, settings, gated_dir)
 
 
 def verify(
@@ -62,17 +53,25 @@ def competition(
     folder only."""
     from warehouse.config import load_settings
     from warehouse.release.competition import export_competition
-    from warehouse.release.gated import gated_dir_for
     from warehouse.release.summary import print_competition
 
     settings = load_settings(db_path=db)
+    _export("competition", export_competition, print_competition, out_dir, settings, gated_dir)
+
+
+def _export(what: str, export, show, out_dir: Path, settings, gated_dir: Path | None) -> None:
+    """Run ``export`` (the release's or the competition's) on the warehouse of ``settings`` under a
+    progress line, then ``show`` its result; the gated folder defaults to the one beside the
+    DuckDB file."""
+    from warehouse.release.gated import gated_dir_for
+
     console = consoles.results()
     progress = consoles.progress()
-    with progress.status("exporting the competition") as status:
-        result = export_competition(
+    with progress.status(f"exporting the {what}") as status:
+        result = export(
             out_dir,
             db_path=settings.db_path,
             gated_dir=gated_dir or gated_dir_for(settings.db_path),
             log=lambda m: status.update(m) or progress.log(m),
         )
-    print_competition(console, result)
+    show(console, result)

@@ -17,9 +17,7 @@ directory the caller passes; a warm cache never imports torch.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from warehouse.config import environment
 from warehouse.features.block import KEY_COLUMNS, FeatureBlock, FeatureError
 from warehouse.features.cache import VectorCache, sha256_text
 from warehouse.features.products import product_frame
@@ -50,20 +49,6 @@ def text_encoder_version() -> str:
     """Model package version plus the libraries that compute the vectors (their versions can
     move the last bits), e.g. ``0.1.0+st6.2.0+torch2.13.0``. Part of the cache key."""
     return f"{_version(TEXT_MODEL)}+st{_version('sentence-transformers')}+torch{_version('torch')}"
-
-
-@contextmanager
-def _offline_env():
-    old = {k: os.environ.get(k) for k in _OFFLINE}
-    os.environ.update(_OFFLINE)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def model_dir() -> Path:
@@ -90,7 +75,7 @@ def model_dir() -> Path:
 def load_text_model() -> Any:
     """The SentenceTransformer on the CPU, loaded once per process with no network."""
     path = model_dir()
-    with _offline_env():
+    with environment(_OFFLINE):
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -304,19 +305,17 @@ def split_half_reliability(
     ratings: pl.DataFrame,
     block_products: pl.DataFrame,
     block_respondents: pl.DataFrame,
-    n_iter: int = 1000,
-    seed: int = 42,
-    min_respondents: int = 4,
+    **options: Any,
 ) -> pl.DataFrame:
-    """Split-half pairwise agreement per iteration, pooled over blocks.
+    """Split-half pairwise agreement per iteration, pooled over blocks: the ``table`` of
+    :func:`split_half_result`, which takes the keyword ``options`` (``n_iter, seed,
+    min_respondents``).
 
     Returns ``iteration, split_half_pairwise_agreement``; :func:`split_half_result` also gives the
     median over iterations (also :func:`split_half_median`) and the blocks and pairs pooled. See
     the module docstring for the draws.
     """
-    return split_half_result(
-        ratings, block_products, block_respondents, n_iter, seed, min_respondents
-    ).table
+    return split_half_result(ratings, block_products, block_respondents, **options).table
 
 
 def split_half_median(split_half: pl.DataFrame) -> float:
@@ -570,15 +569,10 @@ def human_baseline_summary(
     ratings: pl.DataFrame,
     block_products: pl.DataFrame | None = None,
     block_respondents: pl.DataFrame | None = None,
-    *,
-    n_iter: int = 1000,
-    seed: int = 42,
-    k_max: int = 75,
-    pooling: str = "within_block",
-    reference: str = "full",
-    model_accuracy: float | None = None,
+    **options: Any,
 ) -> pl.DataFrame:
-    """One row of headline metrics.
+    """One row of headline metrics: the ``summary`` of :func:`compute_human_baseline`, which takes
+    the keyword ``options`` (``n_iter, seed, k_max, pooling, reference, model_accuracy, ...``).
 
     Columns: ``n_blocks, n_panelists, n_panelist_blocks``; ``panelist_accuracy_median/_q25/_q75``
     (LOO pairwise accuracy, numpy linear quantiles) and ``panelist_spearman_median``;
@@ -587,14 +581,4 @@ def human_baseline_summary(
     percentiles over iterations of the group-size curve); ``model_accuracy`` and ``k_star``
     (Int64, null when never reached or no model accuracy is given). Both random parts use ``seed``.
     """
-    return compute_human_baseline(
-        ratings,
-        block_products,
-        block_respondents,
-        n_iter=n_iter,
-        seed=seed,
-        k_max=k_max,
-        pooling=pooling,
-        reference=reference,
-        model_accuracy=model_accuracy,
-    ).summary
+    return compute_human_baseline(ratings, block_products, block_respondents, **options).summary

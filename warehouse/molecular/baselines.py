@@ -59,6 +59,22 @@ class FitResult:
     info: dict[str, Any] = field(default_factory=dict)
     model: Any = field(default=None, repr=False, compare=False)
 
+    @classmethod
+    def from_proba(
+        cls,
+        name: str,
+        fit_id: str,
+        config: dict[str, Any],
+        proba: dict[str, np.ndarray],
+        y_true: dict[str, np.ndarray],
+        wall_s: float,
+        **rest: Any,
+    ) -> FitResult:
+        """The result whose ``labels`` are the argmax classes of ``proba`` in every split;
+        ``rest``: the optional fields (``checkpoint``, ``info``, ``model``)."""
+        labels = {s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS}
+        return cls(name, fit_id, config, proba, labels, y_true, wall_s, **rest)
+
     def metrics(self, split: str = "test") -> dict[str, float]:
         return classification_metrics(self.y_true[split], self.labels[split], self.proba[split])
 
@@ -276,14 +292,6 @@ def train_fingerprint_models(
 
 def _fit_result(name: str, config, hashes, proba, data, wall: float, info, model) -> FitResult:
     """One baseline's result; ``fit_id`` = sha256 of its configuration and the data hashes."""
-    return FitResult(
-        name=name,
-        fit_id=sha256_json({"config": config, **hashes}),
-        config=config,
-        proba=proba,
-        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
-        y_true={s: data[s].labels for s in SPLITS},
-        wall_s=wall,
-        info=info,
-        model=model,
-    )
+    fit_id = sha256_json({"config": config, **hashes})
+    y_true = {s: data[s].labels for s in SPLITS}
+    return FitResult.from_proba(name, fit_id, config, proba, y_true, wall, info=info, model=model)

@@ -227,19 +227,25 @@ def build_model(config: DMPNNConfig, warmup_epochs: int):
     )
 
 
-def _predict_proba(model, loader, accelerator: str = "cpu") -> np.ndarray:
-    """Class probabilities (n x 5) through a lightning predict loop (handles the device)."""
+def _quiet_trainer(accelerator: str, **options):
+    """A one-device lightning trainer with no logger, progress bar or model summary."""
     import lightning.pytorch as pl
-    import torch
 
-    trainer = pl.Trainer(
+    return pl.Trainer(
         accelerator=accelerator,
         devices=1,
         logger=False,
         enable_progress_bar=False,
         enable_model_summary=False,
+        **options,
     )
-    batches = trainer.predict(model, dataloaders=loader)
+
+
+def _predict_proba(model, loader, accelerator: str = "cpu") -> np.ndarray:
+    """Class probabilities (n x 5) through a lightning predict loop (handles the device)."""
+    import torch
+
+    batches = _quiet_trainer(accelerator).predict(model, dataloaders=loader)
     return torch.cat(batches)[:, 0, :].double().cpu().numpy()
 
 
@@ -291,14 +297,14 @@ def train_dmpnn(
     ckpt, proba = out / CHECKPOINT_NAME, run["proba"]
     fit_id = sha256_file(ckpt)
     _write_fit(out, fit_id, proba, data, rows, config_record, info, wall)
-    return FitResult(
-        name=f"dmpnn_{config.name}",
-        fit_id=fit_id,
-        config=config_record,
-        proba=proba,
-        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
-        y_true={s: data[s].labels for s in SPLITS},
-        wall_s=wall,
+    y_true = {s: data[s].labels for s in SPLITS}
+    return FitResult.from_proba(
+        f"dmpnn_{config.name}",
+        fit_id,
+        config_record,
+        proba,
+        y_true,
+        wall,
         checkpoint=ckpt,
         info=info,
     )
@@ -331,20 +337,15 @@ def _fit_info(run: dict, accelerator: str, data: dict) -> dict:
 def _trainer(out: Path, accelerator: str, max_epochs: int, patience: int):
     """The lightning trainer (deterministic, early stopping on the validation loss) and its
     best-checkpoint callback (under ``out/lightning``)."""
-    import lightning.pytorch as pl
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 
     checkpointing = ModelCheckpoint(
         dirpath=out / "lightning", filename="best", monitor="val_loss", mode="min", save_top_k=1
     )
     stopping = EarlyStopping("val_loss", patience=patience, mode="min")
-    trainer = pl.Trainer(
-        accelerator=accelerator,
-        devices=1,
+    trainer = _quiet_trainer(
+        accelerator,
         max_epochs=max_epochs,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
         callbacks=[checkpointing, stopping],
         deterministic=True,
         default_root_dir=out,
@@ -453,14 +454,13 @@ def load_dmpnn_fit(out_dir: str | os.PathLike) -> FitResult:
     meta = json.loads((out / "fit.json").read_text())
     arrays = np.load(out / "predictions.npz")
     proba = {s: arrays[f"proba_{s}"] for s in SPLITS}
-    return FitResult(
-        name=f"dmpnn_{meta['config']['name']}",
-        fit_id=meta["fit_id"],
-        config=meta["config"],
-        proba=proba,
-        labels={s: labels_from_codes(proba[s].argmax(axis=1)) for s in SPLITS},
-        y_true={s: labels_from_codes(arrays[f"codes_{s}"]) for s in SPLITS},
-        wall_s=meta["wall_s"],
+    return FitResult.from_proba(
+        f"dmpnn_{meta['config']['name']}",
+        meta["fit_id"],
+        meta["config"],
+        proba,
+        {s: labels_from_codes(arrays[f"codes_{s}"]) for s in SPLITS},
+        meta["wall_s"],
         checkpoint=out / CHECKPOINT_NAME,
         info=meta["info"],
     )

@@ -28,7 +28,6 @@ Settings come from the environment as for the CLI (:func:`warehouse.config.load_
 import functools
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -39,7 +38,7 @@ from dagster_dbt import (
     build_dbt_asset_specs,
 )
 
-from warehouse.config import ENV_DB, REPO_ROOT, Settings, load_settings
+from warehouse.config import ENV_DB, REPO_ROOT, Settings, environment, load_settings
 from warehouse.pipeline.dbt import dbt_failure, run_dbt
 from warehouse.pipeline.run import build
 
@@ -133,21 +132,6 @@ class BuildConfig(dg.Config):
     wait_s: float = 0.0
 
 
-@contextmanager
-def _environment(values: dict[str, str]):
-    """Set environment variables for the dbt child process that DbtCliResource starts."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 # --------------------------------------------------------------------------- asset checks
 
 
@@ -187,14 +171,11 @@ def gate_results(db_path: Path) -> dict[tuple[str, str], dict]:
     """(check name, model) -> passed/failed counts from the published ``rpt_data_quality``."""
     import duckdb
 
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
+    with duckdb.connect(str(db_path), read_only=True) as con:  # closed on leaving
         rows = con.execute(
             "select model, kind, status, column_name, cast(run_at as varchar) "
             "from reports.rpt_data_quality"
         ).fetchall()
-    finally:
-        con.close()
     out: dict[tuple[str, str], dict] = {}
     for model, kind, status, column, run_at in rows:
         if kind == "suite":
@@ -253,7 +234,8 @@ def tastebench_dbt_assets(
 
     def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
         target = run_settings.build_dir / "dbt" / "target"
-        with _environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
+        # the environment of the dbt child process that DbtCliResource starts
+        with environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
             invocation = dbt.cli(
                 args,
                 manifest=MANIFEST,

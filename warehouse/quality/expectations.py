@@ -63,40 +63,60 @@ def _plain(v):
     return str(v)
 
 
+def _outcome(
+    observed_value: str,
+    unexpected_count: int,
+    examples: list,
+    *,
+    element_count: int | None = None,
+    details: dict | None = None,
+) -> dict:
+    """An expectation's ``_validate`` answer: success when nothing is unexpected; the result keys
+    in GX's order (``element_count`` and ``details`` only when given)."""
+    result: dict[str, Any] = {"observed_value": observed_value}
+    if element_count is not None:
+        result["element_count"] = element_count
+    result["unexpected_count"] = unexpected_count
+    result["partial_unexpected_list"] = examples
+    if details is not None:
+        result["details"] = details
+    return {"success": unexpected_count == 0, "result": result}
+
+
 # --- metrics ----------------------------------------------------------------------------------
-class PandasQueryUnexpectedRows(TableMetricProvider):
+class _PandasTableMetric(TableMetricProvider):
+    """A table metric computed on the batch's pandas frame: a subclass names the metric (GX
+    registers it then) and defines ``compute(df, value_kwargs)``."""
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(
+        cls,
+        execution_engine,
+        metric_domain_kwargs,
+        metric_value_kwargs,
+        metrics,
+        runtime_configuration,
+    ):
+        return cls.compute(_frame(execution_engine, metric_domain_kwargs), metric_value_kwargs)
+
+
+class PandasQueryUnexpectedRows(_PandasTableMetric):
     metric_name = "pandas_query.unexpected_rows"
     value_keys = ("unexpected_rows_query",)
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(
-        cls,
-        execution_engine,
-        metric_domain_kwargs,
-        metric_value_kwargs,
-        metrics,
-        runtime_configuration,
-    ):
-        df = _frame(execution_engine, metric_domain_kwargs)
-        bad = df.query(metric_value_kwargs["unexpected_rows_query"], engine="python")
+    @staticmethod
+    def compute(df: pd.DataFrame, value_kwargs: dict) -> dict:
+        bad = df.query(value_kwargs["unexpected_rows_query"], engine="python")
         return {"count": len(bad), "examples": _records(bad), "element_count": len(df)}
 
 
-class TableGroupRowCounts(TableMetricProvider):
+class TableGroupRowCounts(_PandasTableMetric):
     metric_name = "table.group_row_counts"
     value_keys = ("group_by",)
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(
-        cls,
-        execution_engine,
-        metric_domain_kwargs,
-        metric_value_kwargs,
-        metrics,
-        runtime_configuration,
-    ):
-        df = _frame(execution_engine, metric_domain_kwargs)
-        return group_row_counts(df, list(metric_value_kwargs["group_by"]))
+    @staticmethod
+    def compute(df: pd.DataFrame, value_kwargs: dict) -> dict[str, int]:
+        return group_row_counts(df, list(value_kwargs["group_by"]))
 
 
 def group_row_counts(df: pd.DataFrame, cols: list[str]) -> dict[str, int]:
@@ -128,43 +148,28 @@ def column_kind(s: pd.Series) -> str:
     return "other"
 
 
-class TableColumnKinds(TableMetricProvider):
+class TableColumnKinds(_PandasTableMetric):
     metric_name = "table.column_kinds"
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(
-        cls,
-        execution_engine,
-        metric_domain_kwargs,
-        metric_value_kwargs,
-        metrics,
-        runtime_configuration,
-    ):
-        df = _frame(execution_engine, metric_domain_kwargs)
+    @staticmethod
+    def compute(df: pd.DataFrame, value_kwargs: dict) -> dict[str, str]:
         return {str(c): column_kind(df[c]) for c in df.columns}
 
 
-class DeidentificationGuards(TableMetricProvider):
+class DeidentificationGuards(_PandasTableMetric):
     metric_name = "deidentification.guards"
     value_keys = ("rules", "table_name", "context_key")
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(
-        cls,
-        execution_engine,
-        metric_domain_kwargs,
-        metric_value_kwargs,
-        metrics,
-        runtime_configuration,
-    ):
+    @staticmethod
+    def compute(df: pd.DataFrame, value_kwargs: dict) -> dict[str, list[dict]]:
         from warehouse.quality import guards
 
-        df = guards.as_polars(_frame(execution_engine, metric_domain_kwargs))  # once, not per rule
-        ctx = GUARD_CONTEXTS[metric_value_kwargs["context_key"]]
-        table = metric_value_kwargs["table_name"]
+        frame = guards.as_polars(df)  # once, not per rule
+        ctx = GUARD_CONTEXTS[value_kwargs["context_key"]]
+        table = value_kwargs["table_name"]
         out = {}
-        for rule in metric_value_kwargs["rules"] or list(guards.TABLE_RULES):
-            found = guards.TABLE_RULES[rule](table, df, ctx)
+        for rule in value_kwargs["rules"] or list(guards.TABLE_RULES):
+            found = guards.TABLE_RULES[rule](table, frame, ctx)
             out[rule] = [
                 {
                     "column": v.column,
@@ -214,15 +219,12 @@ class ExpectNoRowsToMatchQuery(BatchExpectation):
 
     def _validate(self, metrics, runtime_configuration=None, execution_engine=None):
         m = metrics["pandas_query.unexpected_rows"]
-        return {
-            "success": m["count"] == 0,
-            "result": {
-                "observed_value": f"{m['count']} unexpected row(s)",
-                "element_count": m["element_count"],
-                "unexpected_count": m["count"],
-                "partial_unexpected_list": m["examples"],
-            },
-        }
+        return _outcome(
+            f"{m['count']} unexpected row(s)",
+            m["count"],
+            m["examples"],
+            element_count=m["element_count"],
+        )
 
 
 class ExpectGroupRowCountsToEqual(BatchExpectation):
@@ -256,14 +258,8 @@ def group_counts_outcome(observed: dict[str, int], kwargs: dict) -> dict:
         for k in keys
         if expected.get(k, 0) != observed.get(k, 0)
     ]
-    return {
-        "success": not bad,
-        "result": {
-            "observed_value": f"{len(observed)} group(s), {len(bad)} with another row count",
-            "unexpected_count": len(bad),
-            "partial_unexpected_list": bad[:EXAMPLE_ROWS],
-        },
-    }
+    observed_value = f"{len(observed)} group(s), {len(bad)} with another row count"
+    return _outcome(observed_value, len(bad), bad[:EXAMPLE_ROWS])
 
 
 class ExpectTableColumnKindsToMatch(BatchExpectation):
@@ -283,14 +279,8 @@ class ExpectTableColumnKindsToMatch(BatchExpectation):
             for c, k in expected.items()
             if observed.get(c) != k and not (observed.get(c) == "text" and k == "text")
         ]
-        return {
-            "success": not bad,
-            "result": {
-                "observed_value": f"{len(expected) - len(bad)} of {len(expected)} columns match",
-                "unexpected_count": len(bad),
-                "partial_unexpected_list": bad[:EXAMPLE_ROWS],
-            },
-        }
+        observed_value = f"{len(expected) - len(bad)} of {len(expected)} columns match"
+        return _outcome(observed_value, len(bad), bad[:EXAMPLE_ROWS])
 
 
 class ExpectTableToPassDeidentificationGuards(BatchExpectation):
@@ -308,15 +298,12 @@ class ExpectTableToPassDeidentificationGuards(BatchExpectation):
     def _validate(self, metrics, runtime_configuration=None, execution_engine=None):
         by_rule: dict[str, list[dict]] = metrics["deidentification.guards"]
         found = [v for vs in by_rule.values() for v in vs]
-        return {
-            "success": not found,
-            "result": {
-                "observed_value": "; ".join(v["message"] for v in found) or "no violation",
-                "unexpected_count": len(found),
-                "partial_unexpected_list": found[:EXAMPLE_ROWS],
-                "details": {"violations": by_rule},
-            },
-        }
+        return _outcome(
+            "; ".join(v["message"] for v in found) or "no violation",
+            len(found),
+            found[:EXAMPLE_ROWS],
+            details={"violations": by_rule},
+        )
 
 
 __all__ = [

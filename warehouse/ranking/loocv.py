@@ -327,24 +327,47 @@ def _run_group(design: Design, cv, todo, cache: FitCache, n_jobs, audit, chunk_s
         if all(r is not None for r in raws):
             arrays["raw_weights"] = np.vstack(raws)
         extra = {} if cv is None else {"n_folds": cv.k}
-        meta = fit_record(
-            job.model,
-            job.feature_set.name,
-            cfg["protocol"],
-            cfg,
-            ch,
+        results[k] = _store_fit(
+            design,
+            job,
+            (cfg, ch, fid),
+            arrays,
+            cache,
             versions,
-            design.n,
-            design.data_origin,
             fit_cpu_seconds=float(sum(res[j][3] for *_, res in folds)),
             run_wall_seconds=wall,
             newton_steps=int(sum(res[j][1] for *_, res in folds)),
             convergence_warnings=int(sum(res[j][2] for *_, res in folds)),
             **extra,
         )
-        cache.put(fid, arrays, meta)
-        results[k] = FitResult.of(job, cfg, ch, fid, pred, arrays, meta, False)
     return results
+
+
+def _store_fit(
+    design: Design,
+    job: Job,
+    key: tuple[dict, str, str],
+    arrays: dict[str, np.ndarray],
+    cache: FitCache,
+    versions: dict[str, str],
+    **facts: object,
+) -> FitResult:
+    """Record a fresh fit of ``job`` (``key``: its :func:`fit_key`; ``arrays["predictions"]``
+    its scores; ``facts``: its protocol's diagnostics), put it in ``cache`` and return it."""
+    cfg, ch, fid = key
+    meta = fit_record(
+        job.model,
+        job.feature_set.name,
+        cfg["protocol"],
+        cfg,
+        ch,
+        versions,
+        design.n,
+        design.data_origin,
+        **facts,
+    )
+    cache.put(fid, arrays, meta)
+    return FitResult.of(job, cfg, ch, fid, arrays["predictions"], arrays, meta, False)
 
 
 def run_fits(
@@ -385,18 +408,14 @@ def run_distance(
                 float(settings["tie_tolerance"]),
             )
             arrays = {"predictions": scores, "n_modalities": info["n_modalities"]}
-            meta = fit_record(
-                job.model,
-                job.feature_set.name,
-                cfg["protocol"],
-                cfg,
-                ch,
+            hit = _store_fit(
+                design,
+                job,
+                (cfg, ch, fid),
+                arrays,
+                cache,
                 library_versions(),
-                design.n,
-                design.data_origin,
                 modalities=info["modalities"],
             )
-            cache.put(fid, arrays, meta)
-            hit = FitResult.of(job, cfg, ch, fid, scores, arrays, meta, False)
         out.append(hit)
     return out

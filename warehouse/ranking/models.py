@@ -56,22 +56,27 @@ SHORT_NAMES = {
     "lightgbm_reg": "lgbm",
 }
 
+# the Bradley-Terry settings hierarchical_bt shares; the distance settings both metrics share
+_BT_SETTINGS: dict[str, object] = {
+    "C": 1.0,
+    "fit_intercept": False,
+    "solver": "newton",
+    "tol": bt.BT_TOL,
+    "lbfgs_max_iter": 1000,
+}
+_DISTANCE_SETTINGS: dict[str, object] = {
+    "scaler": "standard",
+    "normalization": "rank",
+    "missing": "skip",
+    "tie_tolerance": 1e-10,
+    "distance": "rowwise",
+    "negligible_sd": 1e-10,
+    "snap_rtol": 1e-10,
+}
+
 DEFAULTS: dict[str, dict[str, object]] = {
-    "bradley_terry": {
-        "C": 1.0,
-        "fit_intercept": False,
-        "solver": "newton",
-        "tol": bt.BT_TOL,
-        "lbfgs_max_iter": 1000,
-    },
-    "hierarchical_bt": {
-        "C": 1.0,
-        "fit_intercept": False,
-        "solver": "newton",
-        "tol": bt.BT_TOL,
-        "lbfgs_max_iter": 1000,
-        "groups": list(HBT_GROUPS),
-    },
+    "bradley_terry": dict(_BT_SETTINGS),
+    "hierarchical_bt": {**_BT_SETTINGS, "groups": list(HBT_GROUPS)},
     "kernel_ranksvm": {
         "C": 1.0,
         "kernel": "rbf",
@@ -94,26 +99,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "random_state": SEED,
         "input_decimals": LGBM_INPUT_DECIMALS,
     },
-    "dist_pred_cosine": {
-        "metric": "cosine",
-        "scaler": "standard",
-        "normalization": "rank",
-        "missing": "skip",
-        "tie_tolerance": 1e-10,
-        "distance": "rowwise",
-        "negligible_sd": 1e-10,
-        "snap_rtol": 1e-10,
-    },
-    "dist_pred_l2": {
-        "metric": "euclidean",
-        "scaler": "standard",
-        "normalization": "rank",
-        "missing": "skip",
-        "tie_tolerance": 1e-10,
-        "distance": "rowwise",
-        "negligible_sd": 1e-10,
-        "snap_rtol": 1e-10,
-    },
+    "dist_pred_cosine": {"metric": "cosine", **_DISTANCE_SETTINGS},
+    "dist_pred_l2": {"metric": "euclidean", **_DISTANCE_SETTINGS},
 }
 
 _CHOICES = {

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from warehouse.simulate.design import Category, PublicInputs, stream
-from warehouse.simulate.references import PACKAGE_G, PRODUCT_NOUN, REFERENCE_TEMPLATES
+from warehouse.simulate.references import REFERENCES
 from warehouse.simulate.schema import NUTRIENT_COLUMNS
 from warehouse.simulate.text import (
     clean_ingredient_list,
@@ -29,136 +29,31 @@ from warehouse.simulate.text import (
 BRANDED_SHARE = 0.20  # share of analog ingredient lists that name their brand
 
 _SYL_START = (
-    "Ver",
-    "Plan",
-    "Gro",
-    "Mel",
-    "Sor",
-    "Tal",
-    "Kin",
-    "Lum",
-    "Nor",
-    "Vel",
-    "Zel",
-    "Bri",
-    "Cal",
-    "Fen",
-    "Mor",
-    "Ori",
-    "Sel",
-    "Tev",
-    "Ula",
-    "Quen",
-    "Rov",
-    "Dal",
-    "Hav",
-    "Jun",
-    "Pim",
-    "Sab",
-)
+    "Ver", "Plan", "Gro", "Mel", "Sor", "Tal", "Kin", "Lum", "Nor", "Vel", "Zel", "Bri", "Cal",
+    "Fen", "Mor", "Ori", "Sel", "Tev", "Ula", "Quen", "Rov", "Dal", "Hav", "Jun", "Pim", "Sab",
+)  # fmt: skip
 _SYL_MID = ("a", "e", "i", "o", "", "", "")
 _SYL_END = (
-    "dora",
-    "vita",
-    "nix",
-    "lo",
-    "mira",
-    "bo",
-    "sa",
-    "teo",
-    "ra",
-    "na",
-    "leaf",
-    "by",
-    "ro",
-    "ska",
-    "vin",
-    "tra",
-    "mo",
-    "quin",
-    "zel",
-    "dell",
-)
+    "dora", "vita", "nix", "lo", "mira", "bo", "sa", "teo", "ra", "na", "leaf", "by", "ro", "ska",
+    "vin", "tra", "mo", "quin", "zel", "dell",
+)  # fmt: skip
 _BRAND_SUFFIX = ("Foods", "Kitchen", "Co.", "Provisions", "Pantry", "Table", "Harvest")
 _PLACE_A = (
-    "Hollow",
-    "Cedar",
-    "Maple",
-    "Willow",
-    "Stone",
-    "Birch",
-    "Copper",
-    "Quail",
-    "Juniper",
-    "Heron",
-    "Amber",
-    "Thistle",
-    "Larch",
-    "Fox",
-)
+    "Hollow", "Cedar", "Maple", "Willow", "Stone", "Birch", "Copper", "Quail", "Juniper", "Heron",
+    "Amber", "Thistle", "Larch", "Fox",
+)  # fmt: skip
 _PLACE_B = ("Creek", "Ridge", "Hill", "Meadow", "Valley", "Brook", "Field", "Glen", "Bend")
 _PLACE_KIND = ("Farms", "Creamery", "Dairy", "Meats", "Provisions", "Smokehouse")
 # real brands a coined name must not contain (case-insensitive substring)
 _DENY = (
-    "beyond",
-    "impossible",
-    "oatly",
-    "daiya",
-    "violife",
-    "tofurky",
-    "gardein",
-    "quorn",
-    "boca",
-    "silk",
-    "ripple",
-    "miyoko",
-    "kite",
-    "lightlife",
-    "morning",
-    "field roast",
-    "simulate",
-    "upton",
-    "hooray",
-    "planterra",
-    "califia",
-    "elmhurst",
-    "delicious",
-    "hormel",
-    "tyson",
-    "boar",
-    "hillshire",
-    "johnsonville",
-    "kraft",
-    "tillamook",
-    "chobani",
-    "horizon",
-    "kerrygold",
-    "perdue",
-    "applegate",
-    "nestle",
-    "danone",
-    "sargento",
-    "cabot",
-    "breyers",
-    "talenti",
-    "treeline",
-    "forager",
-    "siggi",
-    "lavva",
-    "mooala",
-    "malk",
-    "pacific",
-    "dream",
-    "vitasoy",
-    "sproud",
-    "nutpods",
-    "laird",
-    "starbucks",
-    "melt",
-    "earth balance",
-    "country crock",
-    "vegan",
-)
+    "beyond", "impossible", "oatly", "daiya", "violife", "tofurky", "gardein", "quorn", "boca",
+    "silk", "ripple", "miyoko", "kite", "lightlife", "morning", "field roast", "simulate", "upton",
+    "hooray", "planterra", "califia", "elmhurst", "delicious", "hormel", "tyson", "boar",
+    "hillshire", "johnsonville", "kraft", "tillamook", "chobani", "horizon", "kerrygold", "perdue",
+    "applegate", "nestle", "danone", "sargento", "cabot", "breyers", "talenti", "treeline",
+    "forager", "siggi", "lavva", "mooala", "malk", "pacific", "dream", "vitasoy", "sproud",
+    "nutpods", "laird", "starbucks", "melt", "earth balance", "country crock", "vegan",
+)  # fmt: skip
 _DAIRY_TERMS = re.compile(
     r"\b(whey|casein|caseinate|lactose|milk|cheese|butter|cream|ghee|yogurt)\b", re.IGNORECASE
 )
@@ -278,7 +173,7 @@ def _branded(raw: str, brand: str, base: str, subset: str) -> str:
     items = split_top_level(raw)
     k = min(3, len(items))
     kind = "Plant-Based" if subset == "meat" else "Dairy-Free"
-    noun = PRODUCT_NOUN[base].title()
+    noun = REFERENCES[base].noun.title()
     head = f"{brand} {kind} {noun} Blend ({', '.join(items[:k])})"
     return ", ".join([head, *items[k:]])
 
@@ -299,7 +194,7 @@ def _nutrient_dict(row: dict[str, object]) -> dict[str, float | None]:
 def _servings(rng: np.random.Generator, base: str, serving: float | None) -> float | None:
     if serving is None or not serving > 0:
         return None
-    package = PACKAGE_G[base] * float(rng.uniform(0.8, 1.25))
+    package = REFERENCES[base].package_g * float(rng.uniform(0.8, 1.25))
     return float(max(1.0, round(2.0 * package / serving) / 2.0))
 
 
@@ -403,7 +298,7 @@ def _analog(cat: Category, code: int, source_row: int, draws: _Draws) -> Product
         nutrients=_nutrient_dict(row),
         has_meat=False,
         has_dairy=cat.subset == "meat" and mentions_dairy(raw),
-        product_type=f"plant-based {PRODUCT_NOUN[cat.base]}",
+        product_type=f"plant-based {REFERENCES[cat.base].noun}",
         branded_text=branded,
         source_row=source_row,
     )
@@ -411,7 +306,7 @@ def _analog(cat: Category, code: int, source_row: int, draws: _Draws) -> Product
 
 def _reference(cat: Category, j: int, photo_row: int, draws: _Draws) -> Product:
     """Reference ``j`` of ``cat``: a template animal label, a fake animal brand, a public photo."""
-    serving, raw, values = REFERENCE_TEMPLATES[cat.base][j]
+    serving, raw, values = REFERENCES[cat.base].labels[j]
     row = draws.rows[photo_row]
     brand = draws.animal_brands[int(draws.rng.integers(len(draws.animal_brands)))]
     return _product(
@@ -430,7 +325,7 @@ def _reference(cat: Category, j: int, photo_row: int, draws: _Draws) -> Product:
         },
         has_meat=cat.subset == "meat",
         has_dairy=cat.subset != "meat" or mentions_dairy(raw),
-        product_type=f"animal {PRODUCT_NOUN[cat.base]}",
+        product_type=f"animal {REFERENCES[cat.base].noun}",
         source_row=None,
     )
 

@@ -11,14 +11,17 @@ export DO_NOT_TRACK := 1
 export GX_ANALYTICS_ENABLED := false
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 PYTEST_ARGS ?=
+# the suite runs on every logical core (pytest-xdist, one test file per worker: --dist loadfile);
+# TEST_WORKERS=0 runs it in one process
+TEST_WORKERS ?= logical
 
 .PHONY: build test install lint bench clean
 
 build: $(STAMP)  ## build the warehouse on the embedded default (simulated NECTAR) and print where
 	$(BIN)/tastebench build
 
-test: $(STAMP)  ## run the whole test suite
-	$(BIN)/pytest $(PYTEST_ARGS)
+test: $(STAMP)  ## run the whole test suite, print the line coverage of warehouse/
+	$(BIN)/pytest -n $(TEST_WORKERS) --cov --cov-report=term $(PYTEST_ARGS)
 
 install: $(STAMP)
 

@@ -7,9 +7,16 @@ The public datasets are never committed: tests read them from the mirror directo
 from __future__ import annotations
 
 import os
+import pickle
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from filelock import FileLock
+
+T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,3 +86,24 @@ def data_mirror() -> Path:
 def public_dir(data_mirror: Path) -> Path:
     """The TasteBench public artifacts folder inside the mirror."""
     return data_mirror / "tastebench_public"
+
+
+def built_once(tmp_path_factory, name: str, make: Callable[[Path], T]) -> T:
+    """What ``make(folder)`` returns, computed once per test run even under pytest-xdist.
+
+    Session fixtures run once per xdist worker; a warehouse build is minutes, so the first worker
+    to ask builds it in the run's shared temporary folder (under a file lock) and pickles the
+    result; the others wait on the lock and read it. Without xdist this is a plain call. A build
+    that fails leaves no result, so the next worker to ask builds again (and fails the same way).
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = shared / name, shared / f"{name}.pickle"
+    with FileLock(shared / f"{name}.lock"):
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        value = make(folder)
+        done.write_bytes(pickle.dumps(value))
+        return value

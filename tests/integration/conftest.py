@@ -4,16 +4,19 @@
   v4 fixture in the official parquet layout.
 * ``default_warehouse``: the default build (the calibrated simulation), as `make build` makes it.
 
+Under pytest-xdist each is built by one worker and read by the others (``built_once``).
 Tests must not modify these files; copy one first (tests of failed builds may point `build` at
 the same settings: a failed build never touches the published file).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import built_once
 from tests.unit.test_public_loaders import _write_v4_fixture
 from warehouse.config import Settings, load_settings
 from warehouse.pipeline.record import BuildResult
@@ -24,7 +27,10 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
 
 @pytest.fixture(scope="session")
 def fixture_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
-    root = tmp_path_factory.mktemp("fixture_wh")
+    return built_once(tmp_path_factory, "fixture_wh", partial(_fixture_build, data_mirror))
+
+
+def _fixture_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult]:
     _write_v4_fixture(root / "foodatlas-v4.0")
     settings = load_settings(
         build_dir=root / "build",
@@ -37,7 +43,10 @@ def fixture_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, Bu
 
 @pytest.fixture(scope="session")
 def default_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
-    root = tmp_path_factory.mktemp("default_wh")
+    return built_once(tmp_path_factory, "default_wh", partial(_default_build, data_mirror))
+
+
+def _default_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult]:
     settings = load_settings(
         build_dir=root / "build", db_path=root / "build" / "tastebench.duckdb", mirror=data_mirror
     )

@@ -97,32 +97,39 @@ def _credit_matrix(credits: Sequence[object]) -> np.ndarray:
     return mat
 
 
-def _boot_means(mat: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """Resampled mean credit per model: ``(n_boot, n_models)``; exact (float32 half-integers)."""
+def _chunked_means(mat: np.ndarray, n_rows: int, seed: int, weights) -> np.ndarray:
+    """``(n_rows, n_columns)`` weighted means ``weights(rng, rows, n_pairs) @ mat / n_pairs``,
+    drawn ``_CHUNK`` rows at a time in float32 (exact for the half-integer credits)."""
     n_pairs = mat.shape[0]
     rng = np.random.default_rng(seed)
     m32 = mat.astype(np.float32)
-    out = np.empty((n_boot, mat.shape[1]))
-    for start in range(0, n_boot, _CHUNK):
-        rows = min(_CHUNK, n_boot - start)
-        idx = rng.integers(0, n_pairs, (rows, n_pairs))
-        flat = (idx + n_pairs * np.arange(rows)[:, None]).ravel()
-        w = np.bincount(flat, minlength=rows * n_pairs).reshape(rows, n_pairs)
-        out[start : start + rows] = (w.astype(np.float32) @ m32).astype(np.float64) / n_pairs
+    out = np.empty((n_rows, mat.shape[1]))
+    for start in range(0, n_rows, _CHUNK):
+        rows = min(_CHUNK, n_rows - start)
+        w = weights(rng, rows, n_pairs).astype(np.float32)
+        out[start : start + rows] = (w @ m32).astype(np.float64) / n_pairs
     return out
+
+
+def _resample_counts(rng: np.random.Generator, rows: int, n_pairs: int) -> np.ndarray:
+    """How often each pair is drawn in each of ``rows`` bootstrap resamples."""
+    idx = rng.integers(0, n_pairs, (rows, n_pairs))
+    flat = (idx + n_pairs * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n_pairs).reshape(rows, n_pairs)
+
+
+def _random_signs(rng: np.random.Generator, rows: int, n_pairs: int) -> np.ndarray:
+    return rng.integers(0, 2, (rows, n_pairs)).astype(np.float32) * 2 - 1
+
+
+def _boot_means(mat: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Resampled mean credit per model: ``(n_boot, n_models)``; exact (float32 half-integers)."""
+    return _chunked_means(mat, n_boot, seed, _resample_counts)
 
 
 def _signflip_stats(diffs: np.ndarray, n_perm: int, seed: int) -> np.ndarray:
     """Sign-flipped mean differences ``(n_perm, n_comparisons)`` for ``diffs`` ``(P, n_comp)``."""
-    n_pairs = diffs.shape[0]
-    rng = np.random.default_rng(seed)
-    d32 = diffs.astype(np.float32)
-    out = np.empty((n_perm, diffs.shape[1]))
-    for start in range(0, n_perm, _CHUNK):
-        rows = min(_CHUNK, n_perm - start)
-        signs = rng.integers(0, 2, (rows, n_pairs)).astype(np.float32) * 2 - 1
-        out[start : start + rows] = (signs @ d32).astype(np.float64) / n_pairs
-    return out
+    return _chunked_means(diffs, n_perm, seed, _random_signs)
 
 
 def _pair_products(credits: Sequence[object], products: object | None) -> tuple:

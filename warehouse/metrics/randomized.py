@@ -75,6 +75,11 @@ def auxiliary_stream(seed: int, digest: bytes) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), *words]))
 
 
+def _root(f) -> float:
+    """The root of ``f`` in [0, 1] (a bound's defining equation; it changes sign there)."""
+    return optimize.brentq(f, 0.0, 1.0, xtol=BRENTQ_XTOL)
+
+
 def fuzzy_bounds(x: int, k: int, v: float, alpha: float = 0.05) -> tuple[float, float]:
     """Stevens' randomized equal-tailed bounds of a binomial(k, q) proportion at count x and
     auxiliary v in [0, 1), closed at the estimate x / k (module docstring)."""
@@ -88,24 +93,14 @@ def fuzzy_bounds(x: int, k: int, v: float, alpha: float = 0.05) -> tuple[float, 
         lo = 1.0 if 1.0 - v <= a2 else float((a2 / (1.0 - v)) ** (1.0 / k))
     else:
         # P(X > x) + (1 - v) P(X = x) = (1 - v) P(X >= x) + v P(X > x)
-        lo = optimize.brentq(
-            lambda q: (1.0 - v) * special.bdtrc(x - 1, k, q) + v * special.bdtrc(x, k, q) - a2,
-            0.0,
-            1.0,
-            xtol=BRENTQ_XTOL,
-        )
+        lo = _root(lambda q: (1 - v) * special.bdtrc(x - 1, k, q) + v * special.bdtrc(x, k, q) - a2)
     if x == k:
         hi = 1.0
     elif x == 0:
         hi = 0.0 if v <= a2 else float(1.0 - (a2 / v) ** (1.0 / k))
     else:
         # P(X < x) + v P(X = x) = (1 - v) P(X <= x - 1) + v P(X <= x)
-        hi = optimize.brentq(
-            lambda q: (1.0 - v) * special.bdtr(x - 1, k, q) + v * special.bdtr(x, k, q) - a2,
-            0.0,
-            1.0,
-            xtol=BRENTQ_XTOL,
-        )
+        hi = _root(lambda q: (1 - v) * special.bdtr(x - 1, k, q) + v * special.bdtr(x, k, q) - a2)
     return float(lo), float(hi)
 
 

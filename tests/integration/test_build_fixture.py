@@ -181,12 +181,17 @@ def test_every_raw_table_has_lineage_columns(built) -> None:
     assert len(tables) >= 20
 
 
-def test_failed_load_keeps_previous_warehouse(built, tmp_path: Path) -> None:
-    # same published file, own work folder (the shared build's dbt artifacts stay untouched)
+def _bad_bundle_setup(built, tmp_path: Path):
+    """Settings on the shared warehouse file with their own work folder (the shared build's dbt
+    artifacts stay untouched), the file's bytes now, and a copy of the fixture bundle to break."""
     settings = dataclasses.replace(built[0], build_dir=tmp_path / "work")
-    before = settings.db_path.read_bytes()
     bad = tmp_path / "bad"
     shutil.copytree(FIXTURE, bad)
+    return settings, settings.db_path.read_bytes(), bad
+
+
+def test_failed_load_keeps_previous_warehouse(built, tmp_path: Path) -> None:
+    settings, before, bad = _bad_bundle_setup(built, tmp_path)
     ratings = bad / "nectar_consolidated_sensory_rating.csv"
     frame = pd.read_csv(ratings, dtype=str, keep_default_na=False)
     frame.loc[0, "similarity"] = "9.0"
@@ -198,10 +203,7 @@ def test_failed_load_keeps_previous_warehouse(built, tmp_path: Path) -> None:
 
 def test_failed_dbt_test_keeps_previous_warehouse(built, tmp_path: Path) -> None:
     """Loads fine, but a staging relationship test fails: the old file keeps serving."""
-    settings = dataclasses.replace(built[0], build_dir=tmp_path / "work")
-    before = settings.db_path.read_bytes()
-    bad = tmp_path / "bad"
-    shutil.copytree(FIXTURE, bad)
+    settings, before, bad = _bad_bundle_setup(built, tmp_path)
     labels = bad / "nectar_product_labels.csv"
     frame = pd.read_csv(labels, dtype=str, keep_default_na=False)
     frame = frame[~((frame.category == "Bacon") & (frame.product_code == "2"))]

@@ -272,12 +272,16 @@ def test_planted_text_identifier_never_reaches_the_competition(text_competition,
 @pytest.fixture(scope="session")
 def text_release(planted_text, tmp_path_factory):
     """The release exported from the planted warehouse (the same planted build)."""
-    settings, plants = planted_text
-    root = tmp_path_factory.mktemp("text_release")
+    settings, _ = planted_text
+    return _release(settings, tmp_path_factory.mktemp("text_release"))[0]
+
+
+def _release(settings, root: Path) -> tuple[Path, Path]:
+    """`tastebench release` of ``settings``' warehouse into ``root``: (release, gated) folders."""
     out, gated = root / "release", root / "gated"
     res = _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
     assert res.exit_code == 0, res.output
-    return out
+    return out, gated
 
 
 def _exported_texts(folder: Path) -> dict[str, list[str]]:
@@ -370,11 +374,7 @@ def test_pair_column_equal_to_delta_mean_is_refused(release_default, default_war
 @pytest.fixture(scope="session")
 def release_default(default_warehouse, tmp_path_factory):
     settings, _ = default_warehouse
-    root = tmp_path_factory.mktemp("release_default")
-    out, gated = root / "release", root / "gated"
-    res = _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
-    assert res.exit_code == 0, res.output
-    return out, gated
+    return _release(settings, tmp_path_factory.mktemp("release_default"))
 
 
 def _context(settings, gated: Path) -> GatedContext:

@@ -25,6 +25,7 @@ from warehouse.human import (
     split_half_reliability,
     split_half_result,
 )
+from warehouse.human.baseline import RELIABILITY_COLUMNS
 from warehouse.human.testing import ratings_from_block_structure
 
 
@@ -309,14 +310,7 @@ def test_block_reliability_columns_and_alpha_excludes_references():
     df = ratings_from_block_structure(STRUCTURE, n_references=2, seed=1)
     bp, br = assign_blocks(df)
     rel = block_reliability(df, bp, br)
-    assert list(rel.columns) == [
-        "category",
-        "block_id",
-        "n_respondents",
-        "n_analogs",
-        "krippendorff_alpha_ordinal",
-        "kendall_w",
-    ]
+    assert list(rel.columns) == RELIABILITY_COLUMNS
     assert rel["n_respondents"].to_list() == [30, 24, 22]
     assert rel["n_analogs"].to_list() == [5, 3, 4]
     m = block_matrices(df, bp, br)[0]

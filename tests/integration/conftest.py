@@ -3,6 +3,7 @@
 * ``fixture_warehouse``: the hand-written NECTAR fixture bundle + the public mirror + a FoodAtlas
   v4 fixture in the official parquet layout.
 * ``default_warehouse``: the default build (the calibrated simulation), as `make build` makes it.
+* ``fixture_dbt_docs``: `tastebench docs` of the fixture warehouse (dbt's static page).
 
 Under pytest-xdist each is built by one worker and read by the others (``built_once``).
 Tests must not modify these files; copy one first (tests of failed builds may point `build` at
@@ -11,6 +12,9 @@ the same settings: a failed build never touches the published file).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -53,3 +57,24 @@ def _default_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult
     result = build(settings, log=lambda m: None)
     assert result.data_origin == "simulation"
     return settings, result
+
+
+@pytest.fixture(scope="session")
+def fixture_dbt_docs(tmp_path_factory, fixture_warehouse) -> tuple[Path, str]:
+    """`tastebench docs --out` on the fixture warehouse, run once per test run as its users run
+    it (a separate process; a minute of dbt): the page and the command's output."""
+    return built_once(tmp_path_factory, "fixture_dbt_docs", partial(_docs, fixture_warehouse[0]))
+
+
+def _docs(settings: Settings, root: Path) -> tuple[Path, str]:
+    page = root / "dbt_docs.html"
+    cmd = [sys.executable, "-m", "warehouse.cli", "docs", "--db", str(settings.db_path)]
+    done = subprocess.run(
+        [*cmd, "--out", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
+    assert done.returncode == 0, done.stderr
+    return page, done.stdout + done.stderr

@@ -14,10 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from tests.browser import assert_page_is_sound, open_page, skip_reason
-from warehouse.cli import app
 from warehouse.config import REPO_ROOT, load_settings
 from warehouse.evaluate.context import evaluate_in_context
 from warehouse.evaluate.context_html import write_context_page
@@ -59,16 +57,12 @@ DBT_DOCS_UNBOUND_ICON = re.compile(
 )
 
 
-def test_dbt_docs_page_in_headless_chromium(fixture_warehouse, tmp_path) -> None:
+def test_dbt_docs_page_in_headless_chromium(fixture_dbt_docs) -> None:
     """`tastebench docs` (the real command) writes dbt's static page: one self-contained file
     (manifest and catalog inlined; the non-static index.html fetches them, which Chromium
     refuses from file://), which loads offline and fits 1,400 px."""
-    page = tmp_path / "dbt_docs.html"
-    done = CliRunner().invoke(
-        app, ["docs", "--db", str(fixture_warehouse[1].db_path), "--out", str(page)]
-    )
-    assert done.exit_code == 0, (done.output, done.exception)
-    assert "dbt docs written to" in done.output and page.exists()
+    page, output = fixture_dbt_docs
+    assert "dbt docs written to" in output and page.exists()
     html = page.read_text(encoding="utf-8")
     assert "model.tastebench.dim_products" in html and "exposure.tastebench.quality_report" in html
     report = open_page(page, SHOTS / "dbt_docs.png")

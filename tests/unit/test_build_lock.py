@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -104,9 +103,9 @@ def test_a_killed_build_leaves_a_stale_record_that_is_cleared(tmp_path: Path) ->
     stale = json.loads(lock_paths(db)[1].read_text())
     assert stale["pid"] == proc.pid
     messages: list[str] = []
-    t0 = time.perf_counter()
-    with BuildLock(db, log=messages.append):
-        assert time.perf_counter() - t0 < 10, "the kernel released the killed holder's lock"
+    # wait_s=0: acquiring fails at once if the lock is held, so entering the block shows the
+    # kernel released the killed holder's lock (no timing needed)
+    with BuildLock(db, log=messages.append, wait_s=0):
         assert read_holder(db).pid == os.getpid()
     assert len(messages) == 1
     assert messages[0].startswith("cleared a stale build lock")

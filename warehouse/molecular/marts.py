@@ -14,9 +14,11 @@ import numpy as np
 import polars as pl
 
 from warehouse.config import load_settings
+from warehouse.molecular import featurize as featurize_module
 from warehouse.molecular import fits as fit_store
 from warehouse.molecular.embeddings import embed_fingerprint
 from warehouse.molecular.featurize import RDKIT_VERSION, featurize
+from warehouse.molecular.frame_cache import cached_frame, frame_key
 from warehouse.molecular.labels import (
     LABEL_COLUMN,
     SMILES_COLUMN,
@@ -38,7 +40,20 @@ def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
 
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
-    """Every molecule reachable from FartDB and FoodAtlas, featurized once."""
+    """Every molecule reachable from FartDB and FoodAtlas, featurized once per content: a frame
+    of the fit store (:mod:`warehouse.molecular.frame_cache`), shared by every build that reads
+    the same molecules."""
+    code = (featurize_module, molecule_sources, featurized_molecules)
+    key = frame_key("molecules_featurized", (molecules, pubchem), code, RDKIT_VERSION)
+    return cached_frame(
+        load_settings().fits_dir,
+        "molecules_featurized",
+        key,
+        lambda: _featurized(molecules, pubchem),
+    )
+
+
+def _featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
     sources, _n_unparsed = molecule_sources(molecules, pubchem)
     return featurized_molecules(sources["canonical_smiles"].to_list(), sources)
 

@@ -1,0 +1,82 @@
+"""The content-addressed frame cache of the fit store (warehouse.molecular.frame_cache): a hit
+returns the computed frame exactly, a change of input, code or version is a miss, a corrupted
+entry is recomputed and counted."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from warehouse.molecular import marts
+from warehouse.molecular.frame_cache import cached_frame, frame_key
+
+FRAME = pl.DataFrame(
+    {
+        "canonical_smiles": ["CCO", "c1ccccc1", None],
+        "morgan_on_bits": pl.Series([[1, 5], [], None], dtype=pl.List(pl.Int32)),
+        "mol_wt": [46.069, 78.114, float("nan")],
+        "in_fartdb": [True, False, None],
+    }
+)
+
+
+def _counting(frame: pl.DataFrame):
+    calls = []
+
+    def compute() -> pl.DataFrame:
+        calls.append(1)
+        return frame
+
+    return compute, calls
+
+
+def test_a_hit_returns_the_computed_frame_exactly(tmp_path) -> None:
+    compute, calls = _counting(FRAME)
+    key = frame_key("t", [FRAME], [frame_key], "v1")
+    first = cached_frame(tmp_path, "t", key, compute)
+    second = cached_frame(tmp_path, "t", key, compute)
+    assert len(calls) == 1
+    assert_frame_equal(first, FRAME) and assert_frame_equal(second, FRAME)
+    assert second.schema == FRAME.schema
+
+
+def test_inputs_code_and_versions_are_in_the_key() -> None:
+    base = frame_key("t", [FRAME], [frame_key], "v1")
+    changed = FRAME.with_columns(pl.col("mol_wt") + 1e-12)
+    assert frame_key("t", [changed], [frame_key], "v1") != base
+    assert frame_key("t", [FRAME], [cached_frame], "v1") != base
+    assert frame_key("t", [FRAME], [frame_key], "v2") != base
+    assert frame_key("u", [FRAME], [frame_key], "v1") != base
+    assert frame_key("t", [FRAME], [frame_key], "v1") == base
+
+
+def test_a_corrupted_entry_is_recomputed_and_counted(tmp_path) -> None:
+    compute, calls = _counting(FRAME)
+    key = frame_key("t", [FRAME], [frame_key])
+    cached_frame(tmp_path, "t", key, compute)
+    entry = tmp_path / "frames" / "t" / f"{key}.parquet"
+    entry.write_bytes(entry.read_bytes()[:-10] + b"0123456789")
+    assert_frame_equal(cached_frame(tmp_path, "t", key, compute), FRAME)
+    assert len(calls) == 2
+    (line,) = (tmp_path / "recomputed.jsonl").read_text().splitlines()
+    assert json.loads(line)["entry"] == str(entry)
+    cached_frame(tmp_path, "t", key, compute)  # rewritten: a hit again
+    assert len(calls) == 2
+
+
+def test_featurized_molecules_come_from_the_fit_store_on_the_second_call(
+    tmp_path, monkeypatch
+) -> None:
+    molecules = pl.DataFrame({"canonical_smiles": ["CCO", "CC(=O)O", "c1ccccc1"]})
+    pubchem = pl.DataFrame(
+        {"pubchem_cid": [702, 176], "pubchem_canonical_smiles": ["CCO", "CCN"]},
+        schema={"pubchem_cid": pl.Int64, "pubchem_canonical_smiles": pl.String},
+    )
+    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
+    first = marts.int_molecules_featurized(molecules, pubchem)
+    assert_frame_equal(first, marts._featurized(molecules, pubchem))
+    assert len(list((tmp_path / "frames" / "molecules_featurized").glob("*.parquet"))) == 1
+    monkeypatch.setattr(marts, "_featurized", lambda *a: (_ for _ in ()).throw(AssertionError))
+    assert_frame_equal(marts.int_molecules_featurized(molecules, pubchem), first)

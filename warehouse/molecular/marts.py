@@ -44,7 +44,9 @@ def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> 
     of the fit store (:mod:`warehouse.molecular.frame_cache`), shared by every build that reads
     the same molecules."""
     code = (featurize_module, molecule_sources, featurized_molecules)
-    key = frame_key("molecules_featurized", (molecules, pubchem), code, RDKIT_VERSION)
+    key = frame_key(
+        "molecules_featurized", (molecules, pubchem), code, RDKIT_VERSION, pl.__version__
+    )
     return cached_frame(
         load_settings().fits_dir,
         "molecules_featurized",

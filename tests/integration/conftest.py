@@ -4,6 +4,7 @@
   v4 fixture in the official parquet layout.
 * ``default_warehouse``: the default build (the calibrated simulation), as `make build` makes it.
 * ``fixture_dbt_docs``: `tastebench docs` of the fixture warehouse (dbt's static page).
+* ``default_release``: `tastebench release` of the default warehouse (public and gated folders).
 
 Under pytest-xdist each is built by one worker and read by the others (``built_once``).
 Tests must not modify these files; copy one first (tests of failed builds may point `build` at
@@ -19,9 +20,11 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.conftest import built_once
 from tests.unit.test_public_loaders import _write_v4_fixture
+from warehouse.cli import app
 from warehouse.config import Settings, load_settings
 from warehouse.pipeline.record import BuildResult
 from warehouse.pipeline.run import build
@@ -78,3 +81,18 @@ def _docs(settings: Settings, root: Path) -> tuple[Path, str]:
     )
     assert done.returncode == 0, done.stderr
     return page, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="session")
+def default_release(tmp_path_factory, default_warehouse) -> tuple[Path, Path]:
+    """`tastebench release` of the default warehouse, once per test run: the public and the gated
+    folder. A test that changes a file works on a copy."""
+    return built_once(tmp_path_factory, "default_release", partial(_release, default_warehouse[0]))
+
+
+def _release(settings: Settings, root: Path) -> tuple[Path, Path]:
+    out, gated = root / "release", root / "gated"
+    args = ["release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, (done.output, done.exception)
+    return out, gated

@@ -338,9 +338,9 @@ def test_near_copies_of_the_panel_mean_make_the_competition_refuse(planted_targe
     assert not out.exists() or not any(out.iterdir())  # nothing published
 
 
-def test_pair_column_equal_to_delta_mean_is_refused(release_default, default_warehouse, tmp_path):
+def test_pair_column_equal_to_delta_mean_is_refused(default_release, default_warehouse, tmp_path):
     """A pair-keyed column equal to |delta mean| planted into the exported gold pairs."""
-    out, gated = release_default
+    out, gated = default_release
     settings, _ = default_warehouse
     copy = tmp_path / "release"
     shutil.copytree(out, copy)
@@ -371,12 +371,6 @@ def test_pair_column_equal_to_delta_mean_is_refused(release_default, default_war
 
 
 # --- 3. cross-file linkage ----------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def release_default(default_warehouse, tmp_path_factory):
-    settings, _ = default_warehouse
-    return _release(settings, tmp_path_factory.mktemp("release_default"))
-
-
 def _context(settings, gated: Path) -> GatedContext:
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
@@ -387,9 +381,9 @@ def _context(settings, gated: Path) -> GatedContext:
 
 
 def test_linkage_guard_fails_today_layout_and_passes_the_new_one(
-    release_default, default_warehouse, public_dir, tmp_path
+    default_release, default_warehouse, public_dir, tmp_path
 ):
-    out, gated = release_default
+    out, gated = default_release
     settings, _ = default_warehouse
     ctx = _context(settings, gated)
     assert guard_release_dir(out, ctx) == []  # the new layout: upstream files referenced by hash

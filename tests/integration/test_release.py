@@ -59,11 +59,9 @@ def _invoke(*args: str):
 
 
 @pytest.fixture(scope="module")
-def release(built):
-    root, settings = built
-    out, gated = root / "public" / "release", root / "gated"
-    _invoke("release", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
-    return out, gated
+def release(default_release):
+    """The session's release of the default warehouse (tests copy it before changing a file)."""
+    return default_release
 
 
 @pytest.fixture(scope="module")

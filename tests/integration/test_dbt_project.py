@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import duckdb
 import pytest
 
-from warehouse.pipeline.dbt import run_dbt
 from warehouse.quality import governance
 
 pytestmark = pytest.mark.integration
@@ -190,13 +188,3 @@ def test_every_model_has_a_primary_key_dbt_tools_can_see(manifest) -> None:
     # the compound key is an expression over its three columns, not the project's own macro
     food = keys["model.tastebench.fct_food_oof_predictions"]
     assert any(all(c in k for c in ("model_id", "category", "product_code")) for k in food), food
-
-
-def test_source_freshness_runs_on_the_default_build(default_warehouse, tmp_path) -> None:
-    settings, result = default_warehouse
-    copy = tmp_path / "fresh.duckdb"  # dbt opens its database for writing: never the live file
-    shutil.copyfile(result.db_path, copy)
-    run_dbt(["source", "freshness"], settings, copy, tmp_path)
-    sources = json.loads((tmp_path / "dbt" / "target" / "sources.json").read_text())["results"]
-    assert sources and {r["status"] for r in sources} == {"pass"}
-    assert any(r["unique_id"].endswith("reports.rpt_data_quality") for r in sources)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class WarehouseError(Exception):
     """Base class: every error the CLI reports without a traceback."""
@@ -37,6 +39,22 @@ class DataValidationError(WarehouseError):
         if column is not None:
             where.append(f"column '{column}'")
         super().__init__(f"{', '.join(where)}: {problem}. Fix: {fix}")
+
+
+def require_warehouse(
+    db_path: str | Path, error: type[WarehouseError] = WarehouseError, or_else: str = ""
+) -> Path:
+    """``db_path`` as a Path when a warehouse file is there, else ``error`` saying how to get one
+    (``or_else``: another way out, e.g. ``"score against the files' own gold with --gold file"``).
+    Commands call it before any slow work (a dbt parse), so a wrong path fails at once."""
+    path = Path(db_path)
+    if not path.is_file():
+        alternative = f", or {or_else}" if or_else else ""
+        raise error(
+            f"no warehouse at {path}. Fix: run `make build` (or `tastebench build`) first, or pass "
+            f"--db with the path of a built warehouse{alternative}."
+        )
+    return path
 
 
 class ResourceError(WarehouseError):

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from warehouse.config import Settings
-from warehouse.errors import DataValidationError, WarehouseError
+from warehouse.errors import DataValidationError, WarehouseError, require_warehouse
 from warehouse.evaluate.result import (
     Coverage,
     EvaluationResult,
@@ -227,11 +227,7 @@ def _warehouse_reference(db_path: Path) -> Reference:
 
     from warehouse.sources.readonly import connect_read_only
 
-    if not db_path.exists():
-        raise WarehouseError(
-            f"no warehouse at {db_path}. Fix: run `tastebench build` (or `make build`) first, "
-            "pass --db, or score against the files' own gold with --gold file."
-        )
+    require_warehouse(db_path, or_else="score against the files' own gold with --gold file")
     con = connect_read_only(db_path)
     try:
         try:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import WarehouseError, require_warehouse
 from warehouse.metrics.core import METRIC_NAMES, TABLE2_METRICS
 
 TABLE2 = TABLE2_METRICS
@@ -73,8 +73,7 @@ def load_marts(db_path: Path) -> dict[str, object]:
 
     from warehouse.sources.readonly import connect_read_only
 
-    if not Path(db_path).exists():
-        raise WarehouseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
+    require_warehouse(db_path)
     con = connect_read_only(db_path)
     try:
         try:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env
-from warehouse.errors import ResourceError, WarehouseError, resource_error
+from warehouse.errors import ResourceError, WarehouseError, require_warehouse, resource_error
 
 
 class BuildError(WarehouseError):
@@ -146,8 +146,7 @@ def write_dbt_docs(settings: Settings, out: Path | None = None) -> Path:
 
     from warehouse.config import reports_dir
 
-    if not settings.db_path.exists():
-        raise WarehouseError(f"no warehouse at {settings.db_path}. Fix: run `make build` first.")
+    require_warehouse(settings.db_path)
     out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
         # dbt opens its database for writing: document a copy, never the published file; named

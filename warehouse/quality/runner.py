@@ -25,6 +25,7 @@ import pandas as pd  # only for the batches GX validates (_GX.validate)
 import polars as pl
 
 from warehouse.config import REPO_ROOT, Settings, apply_quiet_env
+from warehouse.errors import require_warehouse
 from warehouse.quality import QualityError
 from warehouse.quality.batched import BATCH_ROWS, validate_in_batches
 from warehouse.quality.boundary import gx_batch
@@ -354,9 +355,7 @@ def run_quality(
 
     t0 = time.perf_counter()
     say = log or (lambda m: None)
-    db_path = Path(db_path)
-    if not db_path.exists():
-        raise QualityError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
+    db_path = require_warehouse(db_path, QualityError)
     access = governance.read_access(manifest)
     tables = tuple(
         public_tables if public_tables is not None else governance.public_relations(access)

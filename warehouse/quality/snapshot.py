@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from warehouse.errors import require_warehouse
+
 # Columns that differ between two builds of the same inputs by design.
 VOLATILE_COLUMN = re.compile(
     r"^(_?loaded_at|run_at|run_id|.*_wall_s|seconds|_?source_file|artifact_path|local_path"
@@ -146,10 +148,7 @@ def snapshot(db_path: Path, out: Path | None, compare: Path | None) -> tuple[lis
     compared)."""
     from warehouse.errors import WarehouseError
 
-    if not db_path.exists():
-        raise WarehouseError(
-            f"no warehouse at {db_path}. Fix: run `make build` first, or pass --db."
-        )
+    require_warehouse(db_path)
     if compare is not None and not compare.is_file():
         raise WarehouseError(f"no snapshot at {compare}. Fix: write one first with --out.")
     hashes = relation_hashes(db_path)

@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from warehouse import __version__
+from warehouse.errors import require_warehouse
 from warehouse.files import atomic_dir
 from warehouse.release.competition_draw import (
     JACCARD_MAX,
@@ -173,8 +174,7 @@ def read_competition_inputs(db_path: Path) -> CompetitionInputs:
     from warehouse.quality.guards import GatedContext
     from warehouse.sources.readonly import connect_read_only
 
-    if not Path(db_path).exists():
-        raise ReleaseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
+    require_warehouse(db_path, ReleaseError)
     con = connect_read_only(Path(db_path))
     try:
         ctx = GatedContext.from_warehouse(con)

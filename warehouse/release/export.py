@@ -28,6 +28,7 @@ import polars as pl
 
 from warehouse import __version__
 from warehouse.config import Settings
+from warehouse.errors import require_warehouse
 from warehouse.files import atomic_dir
 from warehouse.release import derive
 from warehouse.release.croissant import build_croissant, build_time, write_croissant
@@ -368,8 +369,7 @@ def read_warehouse(db_path: Path):
     from warehouse.quality.guards import GatedContext
     from warehouse.sources.readonly import connect_read_only
 
-    if not db_path.exists():
-        raise ReleaseError(f"no warehouse at {db_path}. Fix: run `tastebench build` first.")
+    require_warehouse(db_path, ReleaseError)
     con = connect_read_only(db_path)
     try:
         return read_inputs(con), GatedContext.from_warehouse(con), build_time(con)

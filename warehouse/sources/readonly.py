@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import WarehouseError, require_warehouse
 
 # DuckDB settings of every connection opened for a user: external access off at connect; then
 # the session settings below, then the configuration is locked (no SET, PRAGMA or RESET after).
@@ -38,12 +38,7 @@ def connect_read_only(db_path: Path):
     :class:`WarehouseError` naming it."""
     import duckdb
 
-    db_path = Path(db_path)
-    if not db_path.is_file():
-        raise WarehouseError(
-            f"no warehouse at {db_path}. Fix: run `make build` (or `tastebench build`) first, or "
-            "pass --db with the path of a built warehouse."
-        )
+    db_path = require_warehouse(db_path)
     try:
         con = duckdb.connect(str(db_path), read_only=True, config=dict(READ_ONLY_CONFIG))
     except duckdb.Error as exc:

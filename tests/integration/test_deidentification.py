@@ -13,7 +13,8 @@ Two planted warehouses are built once per session:
   separated UPCs in the ingredient lists of rated analogs -> the competition and the release
   exports must succeed and no exported file (CSV, JSON, Markdown, Parquet, the DuckDB file) may
   hold any of them, read through the skeleton;
-* ``target``: per-product near-copies of the panel mean -> the competition export must refuse.
+* ``target``: per-product near-copies of the panel mean -> the competition export must refuse
+  (``test_deidentification_target.py``: a file of its own, so the two builds run in parallel).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
@@ -180,29 +180,6 @@ def planted_text(tmp_path_factory, default_warehouse):
     return planted, plants
 
 
-@pytest.fixture(scope="session")
-def planted_target(tmp_path_factory, default_warehouse):
-    """protein_g = panel mean + N(0, .03) noise (r ~ .999, within .1); potassium_mg = the sum of
-    the product's ratings (the panel mean times its number of ratings)."""
-    settings, _ = default_warehouse
-    analogs = _analogs(settings)
-    noise = np.random.default_rng(42).normal(0, 0.03, len(analogs))
-    edits = []
-    for row, eps in zip(analogs.iter_rows(named=True), noise, strict=True):
-        edits.append(
-            (
-                row,
-                {
-                    "Protein (g)": round(row["panel_mean"] + eps, 2),
-                    "Potassium (mg)": round(row["panel_mean"] * row["n_ratings"]),
-                },
-            )
-        )
-    root = tmp_path_factory.mktemp("planted_target")
-    planted, _ = _build_planted(root, settings, edits)
-    return planted, analogs
-
-
 def _invoke(*args: str):
     return CliRunner().invoke(app, list(args))
 
@@ -325,19 +302,8 @@ def test_unicode_disguised_brands_reach_no_exported_file(text_competition, text_
             assert first_unreadable(cell) is None, (name, cell)
 
 
-# --- 2. near-copies of the target ---------------------------------------------------------------
-def test_near_copies_of_the_panel_mean_make_the_competition_refuse(planted_target, tmp_path):
-    settings, _ = planted_target
-    out = tmp_path / "competition"
-    res = _invoke("competition", str(out), "--db", str(settings.db_path))
-    assert res.exit_code != 0, "the competition export published near-copies of the target"
-    message = " ".join(f"{res.exception}\n{res.output}".split())  # the console wraps lines
-    for column in ("protein_g", "potassium_mg"):
-        assert f"column {column}: rule target_near_copy" in message, message
-    assert "table products.csv" in message and "table products.parquet" in message
-    assert not out.exists() or not any(out.iterdir())  # nothing published
-
-
+# --- 2. near-copies of the target: test_deidentification_target.py (its own planted build, which
+# another xdist worker can make while this file's runs)
 def test_pair_column_equal_to_delta_mean_is_refused(default_release, default_warehouse, tmp_path):
     """A pair-keyed column equal to |delta mean| planted into the exported gold pairs."""
     out, gated = default_release

@@ -9,6 +9,7 @@ import json
 import polars as pl
 from polars.testing import assert_frame_equal
 
+from warehouse.files import write_checksum
 from warehouse.molecular import marts
 from warehouse.molecular.frame_cache import cached_frame, frame_key
 
@@ -80,3 +81,17 @@ def test_featurized_molecules_come_from_the_fit_store_on_the_second_call(
     assert len(list((tmp_path / "frames" / "molecules_featurized").glob("*.parquet"))) == 1
     monkeypatch.setattr(marts, "_featurized", lambda *a: (_ for _ in ()).throw(AssertionError))
     assert_frame_equal(marts.int_molecules_featurized(molecules, pubchem), first)
+
+
+def test_an_unreadable_entry_with_a_matching_checksum_is_recomputed(tmp_path) -> None:
+    """A file that is not Parquet but matches its sidecar (written by something else) is a miss:
+    recomputed and overwritten, never an error."""
+    compute, calls = _counting(FRAME)
+    key = frame_key("t", [FRAME], [frame_key])
+    entry = tmp_path / "frames" / "t" / f"{key}.parquet"
+    entry.parent.mkdir(parents=True)
+    entry.write_bytes(b"not parquet")
+    write_checksum(entry)
+    assert_frame_equal(cached_frame(tmp_path, "t", key, compute), FRAME)
+    assert len(calls) == 1
+    assert_frame_equal(pl.read_parquet(entry), FRAME)

@@ -115,10 +115,8 @@ def score_model(
     g = np.asarray(gold, dtype=np.float64)
     p = np.asarray(pred, dtype=np.float64)
     points = compute_all(cat, g, p)
-    if ci == "published_bca":
-        metrics = _published_metrics(cat, g, p, points, n_boot=n_boot, seed=seed, alpha=alpha)
-    else:
-        metrics = _default_metrics(cat, g, p, points, n_boot=n_boot, seed=seed, alpha=alpha)
+    with_intervals = _published_metrics if ci == "published_bca" else _default_metrics
+    metrics = with_intervals((cat, g, p), points, {"n_boot": n_boot, "seed": seed, "alpha": alpha})
     _, sizes = np.unique(cat.astype(str), return_counts=True)
     return {
         "n_products": len(cat),
@@ -127,21 +125,16 @@ def score_model(
     }
 
 
-def _published_metrics(
-    cat: np.ndarray,
-    g: np.ndarray,
-    p: np.ndarray,
-    points: Mapping[str, float],
-    *,
-    n_boot: int,
-    seed: int,
-    alpha: float,
-) -> dict[str, dict]:
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""One model's (category, gold, prediction) arrays, aligned."""
+
+
+def _published_metrics(rows: Rows, points: Mapping[str, float], draws: Mapping) -> dict[str, dict]:
     """:func:`score_model`'s metrics by the published convention (main-table BCa, the same
-    draws for the macro accuracy)."""
+    draws for the macro accuracy); ``draws``: ``n_boot``, ``seed``, ``alpha``."""
     with single_thread_blas():
-        cis = bca_ci(cat, g, p, n_boot=n_boot, seed=seed, alpha=alpha)
-        macro = bca_macro_interval(cat, g, p, n_boot, seed, alpha)
+        cis = bca_ci(*rows, **draws)
+        macro = bca_macro_interval(*rows, draws["n_boot"], draws["seed"], draws["alpha"])
     metrics = {}
     for name in METRIC_NAMES:
         if name in cis:
@@ -159,21 +152,9 @@ def _published_metrics(
     return metrics
 
 
-def _default_metrics(
-    cat: np.ndarray,
-    g: np.ndarray,
-    p: np.ndarray,
-    points: Mapping[str, float],
-    *,
-    n_boot: int,
-    seed: int,
-    alpha: float,
-) -> dict[str, dict]:
+def _default_metrics(rows: Rows, points: Mapping[str, float], draws: Mapping) -> dict[str, dict]:
     """:func:`score_model`'s metrics by each metric's default interval method."""
-    ivs = {
-        i.metric: i
-        for i in metric_intervals(cat, g, p, "default", n_boot=n_boot, seed=seed, alpha=alpha)
-    }
+    ivs = {i.metric: i for i in metric_intervals(*rows, "default", **draws)}
     metrics = {}
     for name in METRIC_NAMES:
         if name not in ivs:

@@ -345,7 +345,10 @@ def row_products(
 
 def pooled_spearman(x, y, groups) -> tuple[float, float, int]:
     """Spearman rho of x and y within each group, pooled: (n-weighted mean rho, Stouffer z with
-    z_g = rho_g * sqrt(n_g - 1), rows used). Groups under MIN_GROUP rows or constant are skipped."""
+    z_g = rho_g * sqrt(n_g - 1), rows used). Groups under MIN_GROUP rows or constant are skipped.
+
+    One grouped polars query (average ranks, Pearson of the ranks per group, in the groups' first
+    appearance order): a loop over the groups cost 25 ms a call, and a release runs ~200."""
     df = pl.DataFrame(
         {
             "x": np.asarray(x, dtype=float),
@@ -353,19 +356,18 @@ def pooled_spearman(x, y, groups) -> tuple[float, float, int]:
             "g": [str(g) for g in groups],
         }
     ).filter(pl.col("x").is_not_nan() & pl.col("y").is_not_nan())
-    rhos, ns = [], []
-    for (_,), g in df.group_by("g", maintain_order=True):
-        if len(g) < MIN_GROUP:
-            continue
-        rx = g["x"].rank("average").to_numpy().astype(float)
-        ry = g["y"].rank("average").to_numpy().astype(float)
-        if rx.std() == 0 or ry.std() == 0:
-            continue
-        rhos.append(float(np.corrcoef(rx, ry)[0, 1]))
-        ns.append(len(g))
-    if not rhos:
+    per = (
+        df.group_by("g", maintain_order=True)
+        .agg(
+            n=pl.len(),
+            rho=pl.corr(pl.col("x").rank("average"), pl.col("y").rank("average")),
+            varied=(pl.col("x").n_unique() > 1) & (pl.col("y").n_unique() > 1),
+        )
+        .filter((pl.col("n") >= MIN_GROUP) & pl.col("varied"))
+    )
+    if per.is_empty():
         return 0.0, 0.0, 0
-    r, n = np.asarray(rhos), np.asarray(ns, float)
+    r, n = per["rho"].to_numpy(), per["n"].to_numpy().astype(float)
     return (
         float((r * n).sum() / n.sum()),
         float((r * np.sqrt(n - 1)).sum() / np.sqrt(len(r))),

@@ -23,7 +23,6 @@ import pytest
 from typer.testing import CliRunner
 
 from warehouse.cli import app
-from warehouse.config import load_settings
 from warehouse.human.baseline import ACCURACY_COLUMNS
 from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
 from warehouse.release import competition as comp
@@ -36,7 +35,7 @@ from warehouse.release.tables import (
     ReleaseError,
     write_manifest,
 )
-from warehouse.release.verify import release_specs, verify_release
+from warehouse.release.verify import release_specs
 from warehouse.sources.readonly import connect_read_only
 
 pytestmark = pytest.mark.integration
@@ -151,10 +150,7 @@ def test_public_duckdb_file_answers_sql_and_a_leak_planted_in_it_fails(
     where = f"{PUBLIC_DB}:benchmark.product_scores"
     assert {x.rule for x in v if x.table == where} >= {"panel_mean_shape"}, v
     assert all(x.table == where for x in v), v  # the released tables in the file stay clean
-    report = verify_release(bad, load_settings())
-    assert report.problems == [
-        f"{PUBLIC_DB}: table benchmark.product_scores is not a released table"
-    ]
+    # that `verify` refuses a table planted in the file: test_tampering_makes_verify_fail_naming_it
 
 
 def test_no_forbidden_column_no_panel_mean_no_panelist_key(release) -> None:
@@ -234,7 +230,14 @@ def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
     )
     rows[1][3], rows[j][3] = rows[j][3], rows[1][3]
     products.write_text("".join(",".join(r) + "\n" for r in rows))
-    # one verify of both tamperings, by the command: it exits non-zero and names every problem
+    # a table planted in the public DuckDB file (its content is the guards' business:
+    # test_public_duckdb_file_answers_sql_and_a_leak_planted_in_it_fails)
+    pub = duckdb.connect(str(bad / PUBLIC_DB))
+    try:
+        pub.execute("create table benchmark.product_scores as from benchmark.products limit 3")
+    finally:
+        pub.close()
+    # one verify of the three tamperings, by the command: it exits non-zero and names every one
     proc = subprocess.run(
         [sys.executable, "-m", "warehouse.cli", "verify", str(bad)],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"},
@@ -245,6 +248,13 @@ def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
     err = " ".join(proc.stderr.split())
     assert "benchmark/products.csv: sha256 differs" in err
     assert "benchmark/gold_pairs.csv: line" in err
+    # of the DuckDB file: the planted table and the twins of the two tampered CSVs, nothing else
+    on_db = {x.strip(" -") for x in proc.stderr.splitlines() if f"{PUBLIC_DB}:" in x}
+    assert on_db == {
+        f"{PUBLIC_DB}: table benchmark.product_scores is not a released table",
+        f"{PUBLIC_DB}: rows of table benchmark.products differ from benchmark/products.csv",
+        f"{PUBLIC_DB}: rows of table metrics.model_metrics differ from metrics/model_metrics.csv",
+    }, err
     assert "VerifyError" not in err  # a message, not a traceback
 
 

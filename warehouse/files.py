@@ -7,19 +7,30 @@ calls :func:`verified`: an entry whose bytes do not match its sidecar (or that h
 reported through :func:`record_recomputed` (logged once, one line appended to
 ``<cache root>/recomputed.jsonl``) and the caller recomputes and overwrites it: a cache is never
 a source of truth. The build counts the ledger lines its run appended (docs/operations.md).
+
+Content-addressed frames (:func:`cached_frame`, :func:`cached_mart`): what a dbt Python model
+computes from its input frames alone (RDKit featurization, 10,000-resample bootstraps) is stored
+once per content as ``<root>/frames/<name>/<key>.parquet`` and read back by every later build,
+the key being the sha256 of the inputs, the code and the library versions.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import logging
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from importlib import metadata
 from pathlib import Path
+
+import polars as pl
 
 SIDECAR_SUFFIX = ".sha256"
 LEDGER_NAME = "recomputed.jsonl"
@@ -185,3 +196,87 @@ def recomputed_since(marks: dict[Path, int]) -> list[dict]:
             except ValueError:
                 continue
     return out
+
+
+# ------------------------------------------------------------------ content-addressed frames
+
+# The libraries whose versions can change what a cached mart holds (numbers, parsing, types).
+FRAME_LIBRARIES = ("numpy", "scipy", "polars", "pyarrow", "scikit-learn", "rdkit")
+
+
+def frame_key(
+    name: str, frames: Iterable[pl.DataFrame], code: Iterable[object], *extra: str
+) -> str:
+    """sha256 of ``name``, each frame's Arrow IPC bytes (one chunk, uncompressed: the same data
+    gives the same bytes), the source of each function or module in ``code`` and ``extra``
+    strings (versions, parameters)."""
+    h = hashlib.sha256(name.encode() + b"\0")
+    for frame in frames:
+        h.update(frame.rechunk().write_ipc(None, compression="uncompressed").getvalue() + b"\0")
+    for obj in code:
+        h.update(inspect.getsource(obj).encode("utf-8") + b"\0")
+    for text in extra:
+        h.update(text.encode("utf-8") + b"\0")
+    return h.hexdigest()
+
+
+def cached_frame(
+    root: Path, name: str, key: str, compute: Callable[[], pl.DataFrame]
+) -> pl.DataFrame:
+    """The frame stored under ``key`` in ``<root>/frames/<name>/``, or ``compute()`` stored there
+    and returned. Parquet round-trips polars' types and values exactly, so a hit returns the frame
+    the computation returned; an entry failing its checksum is recorded and recomputed."""
+    path = Path(root) / "frames" / name / f"{key}.parquet"
+    if verified(path, root):
+        try:
+            return pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError):
+            pass  # a torn or foreign file is recomputed and overwritten
+    frame = compute()
+    atomic_write(path, lambda tmp: frame.write_parquet(tmp))
+    write_checksum(path)
+    return frame
+
+
+@cache
+def code_digest() -> str:
+    """sha256 of every ``.py`` file of the ``warehouse`` package (path and bytes, sorted by path)
+    and of ``dbt_project.yml`` beside it (its ``vars:`` are library constants): any edit to the
+    code is a miss of every :func:`cached_mart` entry. Computed once per process."""
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    files = sorted(package.rglob("*.py")) + [package.parent / "dbt_project.yml"]
+    for path in files:
+        if path.is_file():
+            h.update(str(path.relative_to(package.parent)).encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@cache
+def library_versions() -> str:
+    """Python's and :data:`FRAME_LIBRARIES`' versions, one string (``absent`` for one that is
+    not installed)."""
+    out = [f"python={sys.version_info[:3]}"]
+    for dist in FRAME_LIBRARIES:
+        try:
+            out.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{dist}=absent")
+    return ";".join(out)
+
+
+def cached_mart(
+    root: Path,
+    name: str,
+    inputs: Iterable[pl.DataFrame],
+    compute: Callable[[], pl.DataFrame],
+    **params: object,
+) -> pl.DataFrame:
+    """``compute()``, a pure function of ``inputs`` and ``params``, stored once per content under
+    ``<root>/frames/<name>/``: the key is the inputs' bytes, ``params``, :func:`code_digest` and
+    :func:`library_versions`, so a build whose inputs, code and libraries are the same reads
+    back the identical frame instead of recomputing it."""
+    extra = json.dumps(params, sort_keys=True, default=str)
+    key = frame_key(name, inputs, (), code_digest(), library_versions(), extra)
+    return cached_frame(root, name, key, compute)

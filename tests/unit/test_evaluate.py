@@ -571,6 +571,26 @@ def test_metrics_mart_frame(oof_mart, public_dir, published, fast_result) -> Non
     assert (table["data_origin"] == "tastebench_public").all()
 
 
+def test_the_comparison_mart_is_the_library_table_computed_once(
+    oof_mart, tmp_path, monkeypatch
+) -> None:
+    """agg_model_comparisons goes through the fit store's frame cache: the first call computes the
+    library's table, the second reads it back identical to the bit and computes nothing."""
+    from warehouse.metrics import marts, tables
+
+    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
+    expected = model_comparisons_table(oof_mart, n_boot=FAST, seed=42)
+    assert_frame_equal(marts.agg_model_comparisons(oof_mart, n_boot=FAST, seed=42), expected)
+    monkeypatch.setattr(tables, "model_comparisons_table", _never_called)
+    assert_frame_equal(marts.agg_model_comparisons(oof_mart, n_boot=FAST, seed=42), expected)
+    (entry,) = (tmp_path / "frames" / "agg_model_comparisons").glob("*.parquet")
+    assert_frame_equal(pl.read_parquet(entry), expected)
+
+
+def _never_called(*args, **kwargs):
+    raise AssertionError("a cache hit must not recompute the table")
+
+
 def test_per_category_and_comparison_mart_frames(oof_mart) -> None:
     per_cat = model_metrics_per_category_table(oof_mart, n_boot=FAST)
     assert len(per_cat) == 9 * 24 * 2

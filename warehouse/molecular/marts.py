@@ -8,17 +8,18 @@ in the molecular library are polars (numpy for the arrays); a missing value is n
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from warehouse.config import load_settings
+from warehouse.files import cached_frame, cached_mart, frame_key
 from warehouse.molecular import featurize as featurize_module
 from warehouse.molecular import fits as fit_store
 from warehouse.molecular.embeddings import embed_fingerprint
 from warehouse.molecular.featurize import RDKIT_VERSION, featurize
-from warehouse.molecular.frame_cache import cached_frame, frame_key
 from warehouse.molecular.labels import (
     LABEL_COLUMN,
     SMILES_COLUMN,
@@ -35,13 +36,14 @@ LEAKAGE_AUDIT = "keyword_leakage_audit"
 
 
 def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
-    """FartDB rows with RDKit-canonical SMILES (errors name the file and row)."""
-    return stage_fartdb_molecules(raw)
+    """FartDB rows with RDKit-canonical SMILES (errors name the file and row); once per content
+    (:func:`warehouse.files.cached_mart`: the same file, code and RDKit read back the frame)."""
+    return _cached("stg_fartdb__molecules", (raw,), lambda: stage_fartdb_molecules(raw))
 
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
     """Every molecule reachable from FartDB and FoodAtlas, featurized once per content: a frame
-    of the fit store (:mod:`warehouse.molecular.frame_cache`), shared by every build that reads
+    of the fit store (:func:`warehouse.files.cached_frame`), shared by every build that reads
     the same molecules."""
     code = (featurize_module, molecule_sources, featurized_molecules)
     key = frame_key(
@@ -77,15 +79,17 @@ def fct_molecular_predictions(molecules: pl.DataFrame, fits: pl.DataFrame) -> pl
 
 
 def agg_molecular_metrics(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return metrics_table(preds, n_boot=n_boot)
+    compute = partial(metrics_table, preds, n_boot=n_boot)
+    return _cached("agg_molecular_metrics", (preds,), compute, n_boot=n_boot)
 
 
 def agg_molecular_metrics_per_class(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    return per_class_table(preds, n_boot=n_boot)
+    compute = partial(per_class_table, preds, n_boot=n_boot)
+    return _cached("agg_molecular_metrics_per_class", (preds,), compute, n_boot=n_boot)
 
 
 def agg_molecular_comparisons(preds: pl.DataFrame) -> pl.DataFrame:
-    return comparisons_table(preds)
+    return _cached("agg_molecular_comparisons", (preds,), partial(comparisons_table, preds))
 
 
 def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
@@ -94,6 +98,12 @@ def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -
     return compound_embeddings(
         featurized, molecules, root=settings.fits_dir, dmpnn_dir=settings.dmpnn_dir
     )
+
+
+def _cached(name: str, inputs, compute, **params) -> pl.DataFrame:
+    """A mart that is a pure function of its input frames, stored once per content in the fit
+    store (NECTAR never reaches these: every build reads them back)."""
+    return cached_mart(load_settings().fits_dir, name, inputs, compute, **params)
 
 
 # --------------------------------------------------------------------------- frames
@@ -268,8 +278,13 @@ def compound_embeddings(
     registered."""
     smiles = featurized["canonical_smiles"].to_list()
     train = molecules.filter(pl.col("split") == "train")["canonical_smiles"].to_list()
-    lookup = fit_store.fingerprint_lookup(featurized)
-    tables = [embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()]
+    tables = [
+        _cached(
+            "fingerprint_embeddings",
+            (featurized, molecules),
+            partial(_fingerprint_embeddings, featurized, smiles, train),
+        )
+    ]
     chosen = fit_store.selected_dmpnn(fit_store.registered_dmpnn_fits(dmpnn_dir))
     if chosen is not None:
         tables.append(fit_store.cached_dmpnn_embedding(chosen.checkpoint, smiles, root).table())
@@ -277,3 +292,8 @@ def compound_embeddings(
     return out.select(
         (pl.col("encoder") + ":" + pl.col("canonical_smiles")).alias("embedding_key"), pl.all()
     ).with_columns(data_origin=pl.lit("derived"))
+
+
+def _fingerprint_embeddings(featurized: pl.DataFrame, smiles: list[str], train: list[str]):
+    lookup = fit_store.fingerprint_lookup(featurized)
+    return embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()

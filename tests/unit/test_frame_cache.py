@@ -1,17 +1,20 @@
-"""The content-addressed frame cache of the fit store (warehouse.molecular.frame_cache): a hit
-returns the computed frame exactly, a change of input, code or version is a miss, a corrupted
-entry is recomputed and counted."""
+"""The content-addressed frame cache of the fit store (warehouse.files.cached_frame and
+cached_mart): a hit returns the computed frame exactly, a change of input, code, parameter or
+version is a miss, a corrupted entry is recomputed and counted; the cached marts return what
+their library function computes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from warehouse.files import write_checksum
+from warehouse import files
+from warehouse.files import cached_frame, cached_mart, frame_key, write_checksum
 from warehouse.molecular import marts
-from warehouse.molecular.frame_cache import cached_frame, frame_key
 
 FRAME = pl.DataFrame(
     {
@@ -95,3 +98,29 @@ def test_an_unreadable_entry_with_a_matching_checksum_is_recomputed(tmp_path) ->
     assert_frame_equal(cached_frame(tmp_path, "t", key, compute), FRAME)
     assert len(calls) == 1
     assert_frame_equal(pl.read_parquet(entry), FRAME)
+
+
+def test_a_cached_mart_misses_on_another_parameter_code_or_library(tmp_path, monkeypatch) -> None:
+    compute, calls = _counting(FRAME)
+    assert_frame_equal(cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10), FRAME)
+    assert_frame_equal(cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10), FRAME)
+    assert len(calls) == 1
+    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=20)
+    cached_mart(tmp_path, "m", [FRAME.head(2)], compute, n_boot=10)
+    assert len(calls) == 3
+    monkeypatch.setattr(files, "code_digest", lambda: "an edited warehouse package")
+    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10)
+    monkeypatch.setattr(files, "library_versions", lambda: "numpy=0.0")
+    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10)
+    assert len(calls) == 5
+    assert len(list((tmp_path / "frames" / "m").glob("*.parquet"))) == 5
+
+
+def test_the_code_digest_covers_every_module_and_the_project_vars() -> None:
+    """An edit anywhere in the package (or to dbt_project.yml's vars, which the library reads)
+    must be a miss: the digest is over the files, not over what one mart happens to import."""
+    package = Path(files.__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")) + [package.parent / "dbt_project.yml"]:
+        h.update(str(path.relative_to(package.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    assert files.code_digest() == h.hexdigest()

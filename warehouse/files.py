@@ -267,16 +267,13 @@ def library_versions() -> str:
 
 
 def cached_mart(
-    root: Path,
-    name: str,
-    inputs: Iterable[pl.DataFrame],
-    compute: Callable[[], pl.DataFrame],
-    **params: object,
+    root: Path, compute: Callable[..., pl.DataFrame], *inputs: pl.DataFrame, **params: object
 ) -> pl.DataFrame:
-    """``compute()``, a pure function of ``inputs`` and ``params``, stored once per content under
-    ``<root>/frames/<name>/``: the key is the inputs' bytes, ``params``, :func:`code_digest` and
-    :func:`library_versions`, so a build whose inputs, code and libraries are the same reads
-    back the identical frame instead of recomputing it."""
+    """``compute(*inputs, **params)``, a pure function of its arguments, stored once per content
+    under ``<root>/frames/<compute's name>/``: the key is the inputs' bytes, the same ``params``,
+    :func:`code_digest` and :func:`library_versions`, so a build whose inputs, code and libraries
+    are the same reads back the identical frame instead of recomputing it."""
+    name = compute.__name__
     extra = json.dumps(params, sort_keys=True, default=str)
     key = frame_key(name, inputs, (), code_digest(), library_versions(), extra)
-    return cached_frame(root, name, key, compute)
+    return cached_frame(root, name, key, lambda: compute(*inputs, **params))

@@ -4,6 +4,7 @@ frames (warehouse/evaluate/, warehouse/metrics/scoring.py, warehouse/metrics/tab
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -581,14 +582,20 @@ def test_the_comparison_mart_is_the_library_table_computed_once(
     monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
     expected = model_comparisons_table(oof_mart, n_boot=FAST, seed=42)
     assert_frame_equal(marts.agg_model_comparisons(oof_mart, n_boot=FAST, seed=42), expected)
-    monkeypatch.setattr(tables, "model_comparisons_table", _never_called)
+    monkeypatch.setattr(tables, "model_comparisons_table", _never_called(model_comparisons_table))
     assert_frame_equal(marts.agg_model_comparisons(oof_mart, n_boot=FAST, seed=42), expected)
-    (entry,) = (tmp_path / "frames" / "agg_model_comparisons").glob("*.parquet")
+    (entry,) = (tmp_path / "frames" / "model_comparisons_table").glob("*.parquet")
     assert_frame_equal(pl.read_parquet(entry), expected)
 
 
-def _never_called(*args, **kwargs):
-    raise AssertionError("a cache hit must not recompute the table")
+def _never_called(function):
+    """``function``'s stand-in (same name, so the same cache entry) that refuses to run."""
+
+    @functools.wraps(function)
+    def refuse(*args, **kwargs):
+        raise AssertionError("a cache hit must not recompute the table")
+
+    return refuse
 
 
 def test_per_category_and_comparison_mart_frames(oof_mart) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -29,8 +30,8 @@ FRAME = pl.DataFrame(
 def _counting(frame: pl.DataFrame):
     calls = []
 
-    def compute() -> pl.DataFrame:
-        calls.append(1)
+    def compute(*args, **kwargs) -> pl.DataFrame:
+        calls.append((args, kwargs))
         return frame
 
     return compute, calls
@@ -102,18 +103,20 @@ def test_an_unreadable_entry_with_a_matching_checksum_is_recomputed(tmp_path) ->
 
 def test_a_cached_mart_misses_on_another_parameter_code_or_library(tmp_path, monkeypatch) -> None:
     compute, calls = _counting(FRAME)
-    assert_frame_equal(cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10), FRAME)
-    assert_frame_equal(cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10), FRAME)
+    assert_frame_equal(cached_mart(tmp_path, compute, FRAME, n_boot=10), FRAME)
+    assert_frame_equal(cached_mart(tmp_path, compute, FRAME, n_boot=10), FRAME)
     assert len(calls) == 1
-    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=20)
-    cached_mart(tmp_path, "m", [FRAME.head(2)], compute, n_boot=10)
+    (args, kwargs) = calls[0]  # the computation gets exactly the parameters of the key
+    assert kwargs == {"n_boot": 10} and len(args) == 1 and args[0] is FRAME
+    cached_mart(tmp_path, compute, FRAME, n_boot=20)
+    cached_mart(tmp_path, compute, FRAME.head(2), n_boot=10)
     assert len(calls) == 3
     monkeypatch.setattr(files, "code_digest", lambda: "an edited warehouse package")
-    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10)
+    cached_mart(tmp_path, compute, FRAME, n_boot=10)
     monkeypatch.setattr(files, "library_versions", lambda: "numpy=0.0")
-    cached_mart(tmp_path, "m", [FRAME], compute, n_boot=10)
+    cached_mart(tmp_path, compute, FRAME, n_boot=10)
     assert len(calls) == 5
-    assert len(list((tmp_path / "frames" / "m").glob("*.parquet"))) == 5
+    assert len(list((tmp_path / "frames" / "compute").glob("*.parquet"))) == 5
 
 
 def test_the_code_digest_covers_every_module_and_the_project_vars() -> None:
@@ -124,3 +127,30 @@ def test_the_code_digest_covers_every_module_and_the_project_vars() -> None:
     for path in sorted(package.rglob("*.py")) + [package.parent / "dbt_project.yml"]:
         h.update(str(path.relative_to(package.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     assert files.code_digest() == h.hexdigest()
+
+
+def test_fartdb_staging_is_read_back_whatever_the_load_time(tmp_path, monkeypatch) -> None:
+    """stg_fartdb__molecules of the same file loaded at another time is a hit: ``_loaded_at``
+    (which staging never reads) is not part of the key."""
+    monkeypatch.setenv("TASTEBENCH_FITS_DIR", str(tmp_path))
+    raw = pl.DataFrame(
+        {
+            "split": ["train", "test"],
+            "file_row_id": [0, 0],
+            "_file_row": [2, 2],
+            "Canonicalized SMILES": ["OCC", "c1ccccc1"],
+            "Standardized SMILES": ["CCO", "c1ccccc1"],
+            "Canonicalized Taste": ["sweet", "bitter"],
+            "Original Labels": ["sweet", "bitter"],
+            "Source": ["x", "y"],
+            "is_multiclass": [False, False],
+            "_source_file": ["fartdb.csv", "fartdb.csv"],
+            "data_origin": ["fartdb", "fartdb"],
+        }
+    )
+    first = marts.stg_fartdb__molecules(raw.with_columns(_loaded_at=pl.lit(datetime(2026, 1, 1))))
+    later = marts.stg_fartdb__molecules(raw.with_columns(_loaded_at=pl.lit(datetime(2026, 6, 1))))
+    assert_frame_equal(later, first)
+    assert first["canonical_smiles"].to_list() == ["CCO", "c1ccccc1"]
+    entries = list((tmp_path / "frames" / "stage_fartdb_molecules").glob("*.parquet"))
+    assert len(entries) == 1

@@ -25,35 +25,21 @@ def agg_model_metrics(
     oof: pl.DataFrame, gold_pairs: pl.DataFrame, *, n_boot: int, seed: int
 ) -> pl.DataFrame:
     """One row per (model or trivial policy, metric, scope) of ``fct_oof_predictions``."""
-    return cached_mart(
-        load_settings().fits_dir,
-        "agg_model_metrics",
-        (oof, gold_pairs),
-        lambda: tables.model_metrics_table(oof, gold_pairs, n_boot=n_boot, seed=seed),
-        n_boot=n_boot,
-        seed=seed,
-    )
+    table = tables.model_metrics_table
+    return cached_mart(_frames(), table, oof, gold_pairs, n_boot=n_boot, seed=seed)
 
 
 def agg_model_metrics_per_category(oof: pl.DataFrame, *, n_boot: int, seed: int) -> pl.DataFrame:
     """One row per (model, category) of ``fct_oof_predictions``."""
-    return cached_mart(
-        load_settings().fits_dir,
-        "agg_model_metrics_per_category",
-        (oof,),
-        lambda: tables.model_metrics_per_category_table(oof, n_boot=n_boot, seed=seed),
-        n_boot=n_boot,
-        seed=seed,
-    )
+    table = tables.model_metrics_per_category_table
+    return cached_mart(_frames(), table, oof, n_boot=n_boot, seed=seed)
 
 
 def agg_model_comparisons(oof: pl.DataFrame, *, n_boot: int, seed: int) -> pl.DataFrame:
     """One row per unordered pair of models of ``fct_oof_predictions``."""
-    return cached_mart(
-        load_settings().fits_dir,
-        "agg_model_comparisons",
-        (oof,),
-        lambda: tables.model_comparisons_table(oof, n_boot=n_boot, seed=seed),
-        n_boot=n_boot,
-        seed=seed,
-    )
+    table = tables.model_comparisons_table
+    return cached_mart(_frames(), table, oof, n_boot=n_boot, seed=seed)
+
+
+def _frames():
+    return load_settings().fits_dir

@@ -8,7 +8,6 @@ in the molecular library are polars (numpy for the arrays); a missing value is n
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +36,9 @@ LEAKAGE_AUDIT = "keyword_leakage_audit"
 
 def stg_fartdb__molecules(raw: pl.DataFrame) -> pl.DataFrame:
     """FartDB rows with RDKit-canonical SMILES (errors name the file and row); once per content
-    (:func:`warehouse.files.cached_mart`: the same file, code and RDKit read back the frame)."""
-    return _cached("stg_fartdb__molecules", (raw,), lambda: stage_fartdb_molecules(raw))
+    (:func:`warehouse.files.cached_mart`: the same file, code and RDKit read back the frame).
+    ``_loaded_at`` (the load's time, which staging never reads) stays out of the key."""
+    return cached_mart(load_settings().fits_dir, stage_fartdb_molecules, raw.drop("_loaded_at"))
 
 
 def int_molecules_featurized(molecules: pl.DataFrame, pubchem: pl.DataFrame) -> pl.DataFrame:
@@ -79,17 +79,15 @@ def fct_molecular_predictions(molecules: pl.DataFrame, fits: pl.DataFrame) -> pl
 
 
 def agg_molecular_metrics(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    compute = partial(metrics_table, preds, n_boot=n_boot)
-    return _cached("agg_molecular_metrics", (preds,), compute, n_boot=n_boot)
+    return cached_mart(load_settings().fits_dir, metrics_table, preds, n_boot=n_boot)
 
 
 def agg_molecular_metrics_per_class(preds: pl.DataFrame, *, n_boot: int) -> pl.DataFrame:
-    compute = partial(per_class_table, preds, n_boot=n_boot)
-    return _cached("agg_molecular_metrics_per_class", (preds,), compute, n_boot=n_boot)
+    return cached_mart(load_settings().fits_dir, per_class_table, preds, n_boot=n_boot)
 
 
 def agg_molecular_comparisons(preds: pl.DataFrame) -> pl.DataFrame:
-    return _cached("agg_molecular_comparisons", (preds,), partial(comparisons_table, preds))
+    return cached_mart(load_settings().fits_dir, comparisons_table, preds)
 
 
 def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
@@ -98,12 +96,6 @@ def fct_compound_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -
     return compound_embeddings(
         featurized, molecules, root=settings.fits_dir, dmpnn_dir=settings.dmpnn_dir
     )
-
-
-def _cached(name: str, inputs, compute, **params) -> pl.DataFrame:
-    """A mart that is a pure function of its input frames, stored once per content in the fit
-    store (NECTAR never reaches these: every build reads them back)."""
-    return cached_mart(load_settings().fits_dir, name, inputs, compute, **params)
 
 
 # --------------------------------------------------------------------------- frames
@@ -277,14 +269,7 @@ def compound_embeddings(
     selected D-MPNN fit (:func:`~warehouse.molecular.fits.selected_dmpnn`) when one is
     registered."""
     smiles = featurized["canonical_smiles"].to_list()
-    train = molecules.filter(pl.col("split") == "train")["canonical_smiles"].to_list()
-    tables = [
-        _cached(
-            "fingerprint_embeddings",
-            (featurized, molecules),
-            partial(_fingerprint_embeddings, featurized, smiles, train),
-        )
-    ]
+    tables = [cached_mart(root, fingerprint_embeddings, featurized, molecules)]
     chosen = fit_store.selected_dmpnn(fit_store.registered_dmpnn_fits(dmpnn_dir))
     if chosen is not None:
         tables.append(fit_store.cached_dmpnn_embedding(chosen.checkpoint, smiles, root).table())
@@ -294,6 +279,10 @@ def compound_embeddings(
     ).with_columns(data_origin=pl.lit("derived"))
 
 
-def _fingerprint_embeddings(featurized: pl.DataFrame, smiles: list[str], train: list[str]):
+def fingerprint_embeddings(featurized: pl.DataFrame, molecules: pl.DataFrame) -> pl.DataFrame:
+    """The fingerprint encoder's rows of fct_compound_embeddings (TruncatedSVD-64 fitted on the
+    FartDB train split), a pure function of the two frames."""
+    smiles = featurized["canonical_smiles"].to_list()
+    train = molecules.filter(pl.col("split") == "train")["canonical_smiles"].to_list()
     lookup = fit_store.fingerprint_lookup(featurized)
     return embed_fingerprint(smiles, 64, fit_smiles=train, fingerprints=lookup).table()

@@ -192,3 +192,31 @@ def test_a_full_disk_inside_dbt_keeps_the_nodes_line_through_the_build(
 
     with pytest.raises(ResourceError, match=f"fct_compound_embeddings \\(error\\): {line}"):
         build_mod.build(settings, log=lambda m: None, dbt_runner=dbt)
+
+
+def test_a_new_build_folder_starts_dbt_from_the_last_parse_of_its_kind(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """dbt's partial-parse file is kept in the fit store per database file name and vars: a new
+    folder's first dbt command starts from it (dbt checks it and re-parses what changed); another
+    database name or other vars start from nothing (dbt-duckdb names the database after the
+    file, which dbt's own check does not see)."""
+    settings = load_settings(build_dir=tmp_path / "build", fits_dir=tmp_path / "fits")
+    seen: list[bytes | None] = []
+
+    def fake_dbt(cmd, **kwargs):
+        target = Path(cmd[cmd.index("--target-path") + 1])
+        parsed = target / "partial_parse.msgpack"
+        seen.append(parsed.read_bytes() if parsed.exists() else None)
+        target.mkdir(parents=True, exist_ok=True)
+        parsed.write_bytes(f"parse {len(seen)}".encode())
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", fake_dbt)
+    db = tmp_path / "tastebench.duckdb"
+    dbt_mod.run_dbt(["parse"], settings, db, tmp_path / "a")
+    dbt_mod.run_dbt(["parse"], settings, db, tmp_path / "b")
+    dbt_mod.run_dbt(["parse"], settings, tmp_path / "other.duckdb", tmp_path / "c")
+    dbt_mod.run_dbt(["build", "--vars", '{"x": 1}'], settings, db, tmp_path / "d")
+    dbt_mod.run_dbt(["parse"], settings, db, tmp_path / "e")
+    assert seen == [None, b"parse 1", None, None, b"parse 2"]

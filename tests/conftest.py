@@ -6,10 +6,18 @@ The public datasets are never committed: tests read them from the mirror directo
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
+import inspect
 import os
 import pickle
+import platform
 import shutil
-from collections.abc import Callable
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -88,22 +96,133 @@ def public_dir(data_mirror: Path) -> Path:
     return data_mirror / "tastebench_public"
 
 
-def built_once(tmp_path_factory, name: str, make: Callable[[Path], T]) -> T:
-    """What ``make(folder)`` returns, computed once per test run even under pytest-xdist.
+def built_once(
+    tmp_path_factory, name: str, make: Callable[[Path], T], code: Sequence[Path] = ()
+) -> T:
+    """What ``make(folder)`` returns, computed once per test run even under pytest-xdist, and
+    kept between runs while nothing it depends on changed.
 
-    Session fixtures run once per xdist worker; a warehouse build is minutes, so the first worker
-    to ask builds it in the run's shared temporary folder (under a file lock) and pickles the
-    result; the others wait on the lock and read it. Without xdist this is a plain call. A build
-    that fails leaves no result, so the next worker to ask builds again (and fails the same way).
+    Session fixtures run once per xdist worker; a warehouse build is a minute, so the first worker
+    to ask builds it (under a file lock) and pickles the result; the others wait on the lock and
+    read it. A build that fails leaves no result, so the next worker to ask builds again (and
+    fails the same way). Between runs the build is kept (:func:`_kept`); ``code`` names test
+    files besides ``make``'s own that the build runs (helpers imported from test modules).
     """
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder, done = shared / name, shared / f"{name}.pickle"
+    done = shared / f"{name}.pickle"
     with FileLock(shared / f"{name}.lock"):
         if done.exists():
             return pickle.loads(done.read_bytes())
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        value = make(folder)
+        if KEEP_BUILDS:
+            value = _kept(name, make, [_source_file(make), *code])
+        else:
+            folder = shared / name
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            value = make(folder)
         done.write_bytes(pickle.dumps(value))
         return value
+
+
+# Session builds are kept between runs under <cache>/test-builds/<name>/<key>, the key a sha256 of
+# everything that can change what they hold: every file git sees outside docs/, benchmarks/ and
+# the test modules (the code, the dbt project, seeds, expectations, the fixtures and conftests),
+# the test files whose code the build runs, every file of the data mirror, the installed
+# distributions and their versions, the Python version and the TASTEBENCH_* settings. A run
+# builds in <key>/live and copies it to <key>/snapshot with a manifest of file hashes; a later run
+# with the same key checks the snapshot against its manifest (a changed or missing file: built
+# again) and restores live from it, so whatever a test wrote beside a build is gone. A kept build
+# expires after KEEP_HOURS: builds stamp the time they loaded each source and the freshness
+# tests read those stamps. TASTEBENCH_TEST_KEEP_BUILDS=0 builds everything in the run's own
+# folder; two runs at once in one checkout must not share a cache (TASTEBENCH_TEST_CACHE).
+KEEP_BUILDS = os.environ.get("TASTEBENCH_TEST_KEEP_BUILDS", "1") != "0"
+KEEP_HOURS = 20
+TEST_BUILDS = SHARED_CACHE / "test-builds"
+_NOT_KEYED = ("docs/", "benchmarks/")
+
+
+def _kept(name: str, make: Callable[[Path], T], code: Sequence[Path]) -> T:
+    key = _key(name, code)
+    home = TEST_BUILDS / name
+    entry = home / key
+    live, snapshot, manifest = entry / "live", entry / "snapshot", entry / "manifest.pickle"
+    home.mkdir(parents=True, exist_ok=True)
+    with FileLock(TEST_BUILDS / f"{name}.lock"):
+        if manifest.exists() and time.time() - manifest.stat().st_mtime < KEEP_HOURS * 3600:
+            hashes, value = pickle.loads(manifest.read_bytes())
+            if _hashes(snapshot) == hashes:
+                shutil.rmtree(live, ignore_errors=True)
+                shutil.copytree(snapshot, live, symlinks=True)
+                return value
+        for old in home.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+        live.mkdir(parents=True)
+        value = make(live)
+        shutil.copytree(live, snapshot, symlinks=True)
+        manifest.with_suffix(".tmp").write_bytes(pickle.dumps((_hashes(snapshot), value)))
+        manifest.with_suffix(".tmp").replace(manifest)
+        return value
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    if not folder.is_dir():
+        return {}
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    return {str(p.relative_to(folder)): _file_hash(p) for p in files}
+
+
+def _file_hash(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _source_file(make: Callable) -> Path:
+    func = make.func if isinstance(make, functools.partial) else make
+    return Path(inspect.getsourcefile(func)).resolve()
+
+
+def _key(name: str, code: Sequence[Path]) -> str:
+    digest = hashlib.sha256(f"{name}\0{_project_key()}".encode())
+    for path in sorted({Path(p).resolve() for p in code}):
+        digest.update(f"{path.relative_to(REPO_ROOT)}\0{_file_hash(path)}\0".encode())
+    return digest.hexdigest()[:20]
+
+
+@functools.cache
+def _project_key() -> str:
+    """sha256 of what every kept build depends on (see the comment above ``KEEP_BUILDS``)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    digest = hashlib.sha256()
+    for rel in sorted(r for r in listed if r and not r.startswith(_NOT_KEYED)):
+        path = REPO_ROOT / rel
+        test_module = rel.startswith("tests/") and path.name.startswith("test_")
+        if path.is_file() and not test_module:
+            digest.update(f"{rel}\0{_file_hash(path)}\0".encode())
+    mirror = _mirror_dir()
+    for path in sorted(p for p in mirror.rglob("*") if p.is_file()):
+        digest.update(f"{path}\0{_file_hash(path)}\0".encode())
+    dists = importlib.metadata.distributions()
+    versions = sorted(f"{d.metadata['Name']}=={d.version}" for d in dists)
+    settings = sorted(
+        f"{k}={v}" for k, v in os.environ.items()
+        if k.startswith("TASTEBENCH_") and k not in ("TASTEBENCH_BUILD_DIR", "TASTEBENCH_DMPNN_DIR")
+    )  # fmt: skip
+    for line in (*versions, *settings, sys.version, platform.machine()):
+        digest.update(f"{line}\0".encode())
+    return digest.hexdigest()
+
+
+# Under pytest-xdist (--dist loadfile, --no-loadscope-reorder) test files go to the workers in
+# collection order, the first two to the two workers. These two start different session builds
+# (the default and the fixture warehouse), so that on a first run neither worker waits for the
+# other's build; every other file keeps its place.
+START_FILES = ("tests/integration/test_analysts.py", "tests/integration/test_build_fixture.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    first = {REPO_ROOT / name: rank for rank, name in enumerate(START_FILES)}
+    items.sort(key=lambda item: first.get(item.path, len(first)))

@@ -6,9 +6,11 @@
 * ``fixture_dbt_docs``: `tastebench docs` of the fixture warehouse (dbt's static page).
 * ``default_release``: `tastebench release` of the default warehouse (public and gated folders).
 
-Under pytest-xdist each is built by one worker and read by the others (``built_once``).
-Tests must not modify these files; copy one first (tests of failed builds may point `build` at
-the same settings: a failed build never touches the published file).
+Under pytest-xdist each is built by one worker and read by the others; each is kept between runs
+while nothing it depends on changed (``built_once``, tests/conftest.py). Tests must not modify
+these files (a kept build is restored from its snapshot each run); copy one first (tests of
+failed builds may point `build` at the same settings: a failed build never touches the published
+file).
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ from warehouse.pipeline.record import BuildResult
 from warehouse.pipeline.run import build
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
+V4_FIXTURE = Path(__file__).resolve().parents[1] / "unit" / "test_public_loaders.py"
 
 
 @pytest.fixture(scope="session")
 def fixture_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
-    return built_once(tmp_path_factory, "fixture_wh", partial(_fixture_build, data_mirror))
+    return built_once(
+        tmp_path_factory, "fixture_wh", partial(_fixture_build, data_mirror), code=[V4_FIXTURE]
+    )
 
 
 def _fixture_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult]:
@@ -44,6 +49,7 @@ def _fixture_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult
         db_path=root / "build" / "tastebench.duckdb",
         mirror=data_mirror,
         foodatlas_v4=root / "foodatlas-v4.0",
+        dmpnn_dir=root / "dmpnn",
     )
     return settings, build(settings, nectar=FIXTURE, log=lambda m: None)
 
@@ -55,7 +61,10 @@ def default_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, Bu
 
 def _default_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult]:
     settings = load_settings(
-        build_dir=root / "build", db_path=root / "build" / "tastebench.duckdb", mirror=data_mirror
+        build_dir=root / "build",
+        db_path=root / "build" / "tastebench.duckdb",
+        mirror=data_mirror,
+        dmpnn_dir=root / "dmpnn",
     )
     result = build(settings, log=lambda m: None)
     assert result.data_origin == "simulation"

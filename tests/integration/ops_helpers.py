@@ -19,7 +19,9 @@ from warehouse.pipeline.state import state_dir
 def copy_warehouse(settings: Settings, root: Path) -> Settings:
     """The published file, its state and (when it lives in the build folder) the fit store of
     ``settings`` under ``root`` (modification times kept: the state recognises the file), as a
-    build folder of its own. The session's shared content-addressed caches stay shared."""
+    build folder of its own. The session's shared content-addressed caches stay shared, and so
+    does the D-MPNN registry the warehouse was built with (a build only reads it; its content is
+    part of the build's fingerprint)."""
     root.mkdir(parents=True, exist_ok=True)
     db = root / "tastebench.duckdb"
     shutil.copy2(settings.db_path, db)
@@ -27,7 +29,11 @@ def copy_warehouse(settings: Settings, root: Path) -> Settings:
     if settings.fits_dir.is_dir() and settings.fits_dir.is_relative_to(settings.build_dir):
         shutil.copytree(settings.fits_dir, root / "fits")
     return load_settings(
-        build_dir=root, db_path=db, mirror=settings.mirror, foodatlas_v4=settings.foodatlas_v4
+        build_dir=root,
+        db_path=db,
+        mirror=settings.mirror,
+        foodatlas_v4=settings.foodatlas_v4,
+        dmpnn_dir=settings.dmpnn_dir,
     )
 
 

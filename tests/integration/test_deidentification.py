@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -29,6 +30,7 @@ import pytest
 from typer.testing import CliRunner
 
 import warehouse.pipeline.run as build_module
+from tests.conftest import built_once
 from warehouse.cli import app
 from warehouse.config import load_settings
 from warehouse.pipeline.run import build
@@ -156,6 +158,7 @@ def _build_planted(root: Path, default_settings, edits) -> tuple:
         build_dir=root / "build_dir",
         db_path=root / "elsewhere" / "planted.duckdb",
         mirror=default_settings.mirror,
+        dmpnn_dir=root / "dmpnn",
     )
     # the planted leaks sit in the inputs and the guards read the exports: the food-ranking
     # stage (minutes of cold fits on changed features) adds nothing to what these builds test
@@ -165,6 +168,11 @@ def _build_planted(root: Path, default_settings, edits) -> tuple:
 
 @pytest.fixture(scope="session")
 def planted_text(tmp_path_factory, default_warehouse):
+    """The text plants built once per run (kept between runs: ``built_once``)."""
+    return built_once(tmp_path_factory, "planted_text", partial(_planted_text, default_warehouse))
+
+
+def _planted_text(default_warehouse, root: Path):
     settings, _ = default_warehouse
     plants = _text_plants(_analogs(settings))
     edits = []
@@ -175,7 +183,6 @@ def planted_text(tmp_path_factory, default_warehouse):
         if p["brand"]:
             changes["Brand"] = p["brand"]
         edits.append((p["row"], changes))
-    root = tmp_path_factory.mktemp("planted_text")
     planted, _ = _build_planted(root, settings, edits)
     return planted, plants
 

@@ -5,9 +5,13 @@ that its planted build runs on another xdist worker than the ``text`` one."""
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from tests.conftest import built_once
 from tests.integration.test_deidentification import _analogs, _build_planted, _invoke
 
 pytestmark = pytest.mark.integration
@@ -16,7 +20,14 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="session")
 def planted_target(tmp_path_factory, default_warehouse):
     """protein_g = panel mean + N(0, .03) noise (r ~ .999, within .1); potassium_mg = the sum of
-    the product's ratings (the panel mean times its number of ratings)."""
+    the product's ratings (the panel mean times its number of ratings). Built once per run, kept
+    between runs (``built_once``)."""
+    make = partial(_planted_target, default_warehouse)
+    code = [Path(_build_planted.__code__.co_filename)]  # the planting helpers
+    return built_once(tmp_path_factory, "planted_target", make, code=code)
+
+
+def _planted_target(default_warehouse, root: Path):
     settings, _ = default_warehouse
     analogs = _analogs(settings)
     noise = np.random.default_rng(42).normal(0, 0.03, len(analogs))
@@ -31,7 +42,6 @@ def planted_target(tmp_path_factory, default_warehouse):
                 },
             )
         )
-    root = tmp_path_factory.mktemp("planted_target")
     planted, _ = _build_planted(root, settings, edits)
     return planted, analogs
 

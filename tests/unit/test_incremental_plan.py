@@ -199,3 +199,18 @@ def test_domain_hashes_follow_imports_transitively(tmp_path: Path, monkeypatch) 
     assert {d for d in before if before[d] != after[d]} == {"a", "b", "c"}
     (pkg / "files.py").write_text("# the cache helpers every domain may use\n")
     assert all(state.domain_hashes()[d] != after[d] for d in after)
+
+
+def test_dbt_vars_carry_the_scale_and_switch_the_food_stage_off() -> None:
+    """The build's dbt vars (part of its fingerprint): none for a scale-1 bundle with the food
+    stage on; a scaled bundle passes its scale, `--no-food-models` sets the var the ranking marts
+    read (``food_models_max_analogs`` = 0) and says so."""
+    from warehouse.pipeline.run import _dbt_vars
+
+    logged: list[str] = []
+    assert _dbt_vars(1, True, logged.append) == {} and logged == []
+    off = _dbt_vars(3, False, logged.append)
+    assert off == {"simulation_scale": 3, "food_models_max_analogs": 0}
+    assert len(logged) == 1 and "--no-food-models" in logged[0]
+    ranking = REPO_ROOT / "python_models" / "marts" / "ranking" / "_ranking__models.yml"
+    assert "var('food_models_max_analogs')" in ranking.read_text()

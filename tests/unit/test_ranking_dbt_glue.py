@@ -12,7 +12,7 @@ import pytest
 
 from warehouse.config import SEEDS_DIR
 from warehouse.ranking import marts
-from warehouse.ranking.ablation import unfittable_reason
+from warehouse.ranking.ablation import grid_jobs, unfittable_reason
 from warehouse.ranking.nested import GEMINI_STEM
 from warehouse.ranking.oof import FOOD_OOF_SCHEMA
 from warehouse.ranking.synthetic import SMALL_CATEGORIES, SMALL_DIMS, synthetic_design
@@ -97,6 +97,28 @@ def test_design_from_feature_marts(small):
     np.testing.assert_allclose(d.block("T"), small.block("T"))
     enc = json.loads(marts.feature_encoders_json(features))
     assert enc["T"] == "enc_T@1" and set(enc) == set("SNCTI")
+
+
+def test_grid_skips_the_distance_set_a_category_cannot_score(small):
+    """C missing for every product of one category (the small FoodAtlas extracts do this to the
+    default build): the ablation grid skips the distance baselines on C alone, naming the analog
+    with no modality (no made-up score), and keeps every set where another block gives that
+    analog a vector, and every supervised set."""
+    categories = pl.concat(
+        [small.keys.select("category"), small.reference_keys.select("category")]
+    ).to_series()
+    d = marts.food_design(*_frames(small, (categories != categories[0]).to_numpy()))
+    assert {"C", "C:max"} <= set(d.blocks)
+    jobs, skipped = grid_jobs(d)
+    first = small.keys.row(0, named=True)
+    assert skipped == [
+        f"C (distance: analog {first['category']}:{first['product_code']} has no modality among"
+        " ['C'] (no vector, or no reference of its category with one))"
+    ]
+    distance = {(j.model, j.feature_set.name) for j in jobs if j.model.startswith("dist_pred")}
+    assert ("dist_pred_cosine", "C") not in distance and ("dist_pred_l2", "NC") in distance
+    assert ("dist_pred_cosine", "NCTI[C=max]") in distance
+    assert any(j.feature_set.name == "SC" for j in jobs), "supervised sets with C still fit"
 
 
 def test_default_stage_rows_dim_and_ablation(small, tmp_path):

@@ -12,6 +12,8 @@ import pandas as pd
 import polars as pl
 import pytest
 
+from warehouse.config import load_settings
+from warehouse.pipeline.run import default_nectar_bundle
 from warehouse.simulate import (
     PUBLISHED,
     SimulationError,
@@ -122,12 +124,17 @@ def test_csv_headers_and_types_follow_croissant(bundle, public_dir: Path):
                 assert set(values) <= {"True", "False"} and len(values) == len(raw), (name, col)
 
 
-def test_bundle_is_byte_deterministic(bundle, public_dir: Path, tmp_path: Path):
+def test_bundle_is_byte_deterministic(bundle, data_mirror: Path, tmp_path: Path):
+    """Seed 42 again, as a build makes its default bundle (under its build folder, on first use
+    only): the same bytes."""
     out, report = bundle
-    again = simulate_bundle(tmp_path / "again", public_dir)
-    assert again.files == report.files
+    settings = load_settings(build_dir=tmp_path / "build", mirror=data_mirror)
+    logged: list[str] = []
+    again = default_nectar_bundle(settings, logged.append)
+    assert again == settings.default_simulation_dir and len(logged) == 1
     for rel in sim_schema.CSV_FILES + ("SIMULATION.md", "simulation_manifest.json"):
-        assert (out / rel).read_bytes() == (tmp_path / "again" / rel).read_bytes(), rel
+        assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
+    assert default_nectar_bundle(settings, logged.append) == again and len(logged) == 1
     manifest = json.loads((out / "simulation_manifest.json").read_text())
     assert manifest["data_origin"] == "simulation" and manifest["seed"] == 42
     assert manifest["files"] == report.files

@@ -412,7 +412,7 @@ def derive_metric_tables(tmp: Path, inp: WarehouseInputs, settings: Settings):
     from warehouse.release.verify import derive_tables, read_release_tables
 
     tables = read_release_tables(tmp, settings)
-    derived, problems = derive_tables(tables)
+    derived, problems = derive_tables(tables, settings.fits_dir)
     problems = tables.upstream_problems + problems
     if problems:
         raise ReleaseError("; ".join(problems))

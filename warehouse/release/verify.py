@@ -30,7 +30,7 @@ from pathlib import Path
 import polars as pl
 
 from warehouse.config import Settings
-from warehouse.files import sha256_file
+from warehouse.files import cached_mart, sha256_file
 from warehouse.release import derive
 from warehouse.release.croissant import check_croissant
 from warehouse.release.croissant_load import mlcroissant_problems
@@ -57,6 +57,7 @@ from warehouse.release.tables import (
     PUBLIC_DB,
     ReleaseError,
     TableSpec,
+    as_frame,
     parquet_problems,
     parse_manifest,
     read_table,
@@ -138,8 +139,13 @@ def release_origin(t: ReleaseTables) -> str | None:
     return vals[0] if len(vals) == 1 else "|".join(vals)
 
 
-def derive_tables(t: ReleaseTables) -> tuple[dict[str, pl.DataFrame], list[str]]:
-    """Every re-derivable table from the others: ``({relpath: frame}, problems)``."""
+def derive_tables(
+    t: ReleaseTables, frames: Path | None = None
+) -> tuple[dict[str, pl.DataFrame], list[str]]:
+    """Every re-derivable table from the others: ``({relpath: frame}, problems)``. With
+    ``frames`` (a fit store) the two bootstrap tables (model metrics, release audits: 10,000
+    resamples each) are :func:`~warehouse.files.cached_mart` frames, read back when the same
+    inputs, code and libraries derived them before; each is a pure function of its inputs."""
     out: dict[str, pl.DataFrame] = {}
     problems: list[str] = []
     origin = release_origin(t)
@@ -183,10 +189,11 @@ def derive_tables(t: ReleaseTables) -> tuple[dict[str, pl.DataFrame], list[str]]
     elif t.upstream.oof and t.upstream.pairs is not None:
         attempt(
             MODEL_METRICS,
-            lambda: derive.model_metrics(
-                derive.oof_frame(t.upstream.oof, t.fit_oof), t.upstream.pairs
+            lambda: _derived(
+                frames, derive.model_metrics, derive.oof_frame(t.upstream.oof, t.fit_oof),
+                as_frame(t.upstream.pairs),
             ),
-        )
+        )  # fmt: skip
     else:
         problems.append(
             f"{MODEL_METRICS.path}: not re-derived (the upstream files of "
@@ -195,9 +202,21 @@ def derive_tables(t: ReleaseTables) -> tuple[dict[str, pl.DataFrame], list[str]]
     if products is not None and GOLD_PAIRS.path in out:
         attempt(
             RELEASE_AUDITS,
-            lambda: derive.release_audits(products, out[GOLD_PAIRS.path], origin or ""),
+            lambda: _derived(
+                frames,
+                derive.release_audits,
+                as_frame(products),
+                out[GOLD_PAIRS.path],
+                data_origin=origin or "",
+            ),  # fmt: skip
         )
     return out, problems
+
+
+def _derived(frames: Path | None, compute, *inputs: pl.DataFrame, **params) -> pl.DataFrame:
+    if frames is None:
+        return compute(*inputs, **params)
+    return cached_mart(frames, compute, *inputs, **params)
 
 
 # --- comparisons --------------------------------------------------------------------------------
@@ -318,7 +337,7 @@ def verify_release(root: Path, settings: Settings) -> VerifyReport:
     report.problems += check_parquet(tables)
     report.problems += public_db_problems(root, tables.specs.values())
     report.checked.append(PUBLIC_DB)
-    derived, problems = derive_tables(tables)
+    derived, problems = derive_tables(tables, settings.fits_dir)
     report.problems += problems
     for rel, frame in sorted(derived.items()):
         spec = tables.specs[rel]

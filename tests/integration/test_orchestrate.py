@@ -1,6 +1,6 @@
 """The Dagster definitions (the `orchestrate` extra): they load, a materialization of the dbt
-assets runs in-process on the fixture bundle (kept between runs like the session builds), the
-webserver serves the asset graph, and the sensor fires on a new or changed bundle only."""
+assets runs in-process on the fixture bundle, and the sensor fires on a new or changed bundle
+only."""
 
 from __future__ import annotations
 
@@ -15,13 +15,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from functools import partial
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.conftest import built_once
 from tests.integration.ops_helpers import copy_warehouse
 from warehouse.simulate.batch import add_year_batch
 
@@ -94,69 +92,45 @@ def test_dagster_manifest_names_the_warehouse_database(definitions) -> None:
     assert {n["database"] for n in nodes if n.get("database")} == {"tastebench"}
 
 
-@pytest.fixture(scope="module")
-def materialization(tmp_path_factory, definitions, fixture_warehouse) -> dict:
-    """The scheduled job itself, run in-process on a copy of the fixture warehouse given a 2027
-    batch (an incremental build): whether it succeeded, what it materialized, its check
-    evaluations and the rating years it published. Run once, kept between runs like the session
-    builds while nothing it depends on changed (``built_once``)."""
-    make = partial(_materialize, definitions, fixture_warehouse[0])
-    return built_once(tmp_path_factory, "dagster_2027_batch", make)
-
-
-def _materialize(definitions, fixture_settings, root: Path) -> dict:
-    settings = copy_warehouse(fixture_settings, root / "build")
-    saved = {key: os.environ.get(key) for key in settings.as_env()}
-    os.environ.update(settings.as_env())
-    try:
-        bundle = root / "bundle2027"
-        shutil.copytree(FIXTURE, bundle)
-        add_year_batch(bundle, 2027)
-        config = definitions.BuildConfig(nectar=str(bundle))
-        job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
-        result = job.execute_in_process(run_config=dg.RunConfig(ops={"tastebench_dbt": config}))
-    finally:
-        for key, value in saved.items():
-            os.environ.pop(key, None)
-            if value is not None:
-                os.environ[key] = value
-    con = duckdb.connect(str(settings.db_path), read_only=True)  # no handle left open in-process
-    try:
-        years = con.execute(
-            "select rating_year, count(*) from staging.stg_nectar__ratings group by 1"
-        ).fetchall()
-    finally:
-        con.close()
-    return {
-        "success": result.success,
-        "materialized": {
-            e.event_specific_data.materialization.asset_key.path[-1]
-            for e in result.all_events
-            if e.event_type_value == "ASSET_MATERIALIZATION"
-        },
-        "evaluations": [
-            (e.event_specific_data.asset_key.path[-1], e.event_specific_data.check_name,
-             e.event_specific_data.passed)
-            for e in result.all_events
-            if e.event_type_value == "ASSET_CHECK_EVALUATION"
-        ],
-        "years": dict(years),
-    }  # fmt: skip
-
-
-def test_a_materialization_runs_in_process(definitions, materialization) -> None:
-    assert materialization["success"]
-    materialized = materialization["materialized"]
+def test_a_materialization_runs_in_process(definitions, fixture_warehouse, tmp_path, monkeypatch):
+    settings = copy_warehouse(fixture_warehouse[0], tmp_path / "build")
+    for key, value in settings.as_env().items():
+        monkeypatch.setenv(key, value)
+    bundle = tmp_path / "bundle2027"
+    shutil.copytree(FIXTURE, bundle)
+    add_year_batch(bundle, 2027)
+    config = definitions.BuildConfig(nectar=str(bundle))
+    job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
+    result = job.execute_in_process(run_config=dg.RunConfig(ops={"tastebench_dbt": config}))
+    assert result.success
+    materialized = {
+        e.event_specific_data.materialization.asset_key.path[-1]
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION"
+    }
     assert {"stg_nectar__ratings", "fct_panel_means"} <= materialized
     assert "nectar_consolidated_sensory_rating" in materialized  # the raw table it reloaded
     assert "dim_ml_fits" not in materialized, "an incremental run materializes what it rebuilt"
-    evaluations = materialization["evaluations"]
-    checked = {(asset, check) for asset, check, _ in evaluations}
+    evaluations = [
+        e.event_specific_data
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    ]
+    checked = {(ev.asset_key.path[-1], ev.check_name) for ev in evaluations}
     assert ("fct_panel_means", "gx_suite") in checked
     assert ("dim_categories", "deidentification_guards") in checked
     assert len(evaluations) == len(definitions.check_specs()) == 31  # rebuilt or not
-    assert all(passed for _, _, passed in evaluations)
-    assert materialization["years"][2027] > 0
+    assert all(ev.passed for ev in evaluations)
+    con = duckdb.connect(str(settings.db_path), read_only=True)  # no handle left open in-process
+    try:
+        years = dict(
+            con.execute(
+                "select rating_year, count(*) from staging.stg_nectar__ratings group by 1"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    assert years[2027] > 0
 
 
 def test_the_sensor_fires_on_a_new_or_changed_bundle_only(definitions, tmp_path, monkeypatch):

@@ -485,3 +485,25 @@ def test_compound_smiles_from_foodatlas(data_mirror):
     assert both["v1_inchikey_matches"].all()
     sucrose = out.filter(pl.col("pubchem_cid") == 5988).row(0, named=True)
     assert sucrose["resolved"] and sucrose["rdkit_canonical_smiles"]
+
+
+def test_bootstrap_memo_keeps_the_four_latest_and_recomputes_the_same() -> None:
+    """bootstrap_metrics memoizes four results (bca_classification and per_class_metrics on the
+    same predictions share one bootstrap): a fifth evicts the oldest; the same call is the same
+    object, and the evicted one, computed again, gives equal numbers."""
+    from warehouse.molecular import metrics as molecular_metrics
+
+    molecular_metrics._CACHE.clear()
+    y = np.arange(40) % 5
+    preds = [np.roll(y, k) for k in range(5)]
+    first = bootstrap_metrics(y, preds[0], n_boot=50, seed=42)
+    assert bootstrap_metrics(y, preds[0], n_boot=50, seed=42) is first
+    for p in preds[1:]:
+        bootstrap_metrics(y, p, n_boot=50, seed=42)
+    assert len(molecular_metrics._CACHE) == 4
+    again = bootstrap_metrics(y, preds[0], n_boot=50, seed=42)
+    assert again is not first and again.estimate == first.estimate
+    assert again.boot.keys() == first.boot.keys()
+    for name in first.boot:
+        np.testing.assert_array_equal(again.boot[name], first.boot[name])
+        np.testing.assert_array_equal(again.jack[name], first.jack[name])

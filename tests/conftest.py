@@ -24,6 +24,8 @@ from typing import TypeVar
 import pytest
 from filelock import FileLock
 
+from warehouse.files import sha256_file
+
 T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +99,7 @@ def public_dir(data_mirror: Path) -> Path:
 
 
 def built_once(
-    tmp_path_factory, name: str, make: Callable[[Path], T], code: Sequence[Path] = ()
+    tmp_path_factory, name: str, make: Callable[[Path], T], code: Sequence[Callable] = ()
 ) -> T:
     """What ``make(folder)`` returns, computed once per test run even under pytest-xdist, and
     kept between runs while nothing it depends on changed.
@@ -105,8 +107,9 @@ def built_once(
     Session fixtures run once per xdist worker; a warehouse build is a minute, so the first worker
     to ask builds it (under a file lock) and pickles the result; the others wait on the lock and
     read it. A build that fails leaves no result, so the next worker to ask builds again (and
-    fails the same way). Between runs the build is kept (:func:`_kept`); ``code`` names test
-    files besides ``make``'s own that the build runs (helpers imported from test modules).
+    fails the same way). Between runs the build is kept (:func:`_kept`); ``code`` names the
+    functions from other test modules that the build runs (their files join ``make``'s own in
+    the key).
     """
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -115,7 +118,7 @@ def built_once(
         if done.exists():
             return pickle.loads(done.read_bytes())
         if KEEP_BUILDS:
-            value = _kept(name, make, [_source_file(make), *code])
+            value = _kept(name, make, [_source_file(f) for f in (make, *code)])
         else:
             folder = shared / name
             shutil.rmtree(folder, ignore_errors=True)
@@ -169,12 +172,7 @@ def _hashes(folder: Path) -> dict[str, str]:
     if not folder.is_dir():
         return {}
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
-    return {str(p.relative_to(folder)): _file_hash(p) for p in files}
-
-
-def _file_hash(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return {str(p.relative_to(folder)): sha256_file(p) for p in files}
 
 
 def _source_file(make: Callable) -> Path:
@@ -185,7 +183,7 @@ def _source_file(make: Callable) -> Path:
 def _key(name: str, code: Sequence[Path]) -> str:
     digest = hashlib.sha256(f"{name}\0{_project_key()}".encode())
     for path in sorted({Path(p).resolve() for p in code}):
-        digest.update(f"{path.relative_to(REPO_ROOT)}\0{_file_hash(path)}\0".encode())
+        digest.update(f"{path.relative_to(REPO_ROOT)}\0{sha256_file(path)}\0".encode())
     return digest.hexdigest()[:20]
 
 
@@ -201,10 +199,10 @@ def _project_key() -> str:
         path = REPO_ROOT / rel
         test_module = rel.startswith("tests/") and path.name.startswith("test_")
         if path.is_file() and not test_module:
-            digest.update(f"{rel}\0{_file_hash(path)}\0".encode())
+            digest.update(f"{rel}\0{sha256_file(path)}\0".encode())
     mirror = _mirror_dir()
     for path in sorted(p for p in mirror.rglob("*") if p.is_file()):
-        digest.update(f"{path}\0{_file_hash(path)}\0".encode())
+        digest.update(f"{path}\0{sha256_file(path)}\0".encode())
     dists = importlib.metadata.distributions()
     versions = sorted(f"{d.metadata['Name']}=={d.version}" for d in dists)
     settings = sorted(

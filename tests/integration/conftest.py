@@ -32,14 +32,12 @@ from warehouse.pipeline.record import BuildResult
 from warehouse.pipeline.run import build
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
-V4_FIXTURE = Path(__file__).resolve().parents[1] / "unit" / "test_public_loaders.py"
 
 
 @pytest.fixture(scope="session")
 def fixture_warehouse(tmp_path_factory, data_mirror: Path) -> tuple[Settings, BuildResult]:
-    return built_once(
-        tmp_path_factory, "fixture_wh", partial(_fixture_build, data_mirror), code=[V4_FIXTURE]
-    )
+    make = partial(_fixture_build, data_mirror)
+    return built_once(tmp_path_factory, "fixture_wh", make, code=[_write_v4_fixture])
 
 
 def _fixture_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult]:

@@ -23,8 +23,7 @@ def planted_target(tmp_path_factory, default_warehouse):
     the product's ratings (the panel mean times its number of ratings). Built once per run, kept
     between runs (``built_once``)."""
     make = partial(_planted_target, default_warehouse)
-    code = [Path(_build_planted.__code__.co_filename)]  # the planting helpers
-    return built_once(tmp_path_factory, "planted_target", make, code=code)
+    return built_once(tmp_path_factory, "planted_target", make, code=[_build_planted])
 
 
 def _planted_target(default_warehouse, root: Path):

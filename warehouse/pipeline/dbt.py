@@ -78,8 +78,9 @@ def run_dbt(
         parsed.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(seed, parsed)
     proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
-    if parsed.exists() and (not seed.exists() or seed.read_bytes() != parsed.read_bytes()):
-        atomic_write(seed, parsed.read_bytes())
+    data = parsed.read_bytes() if parsed.exists() else None
+    if data is not None and (not seed.exists() or seed.read_bytes() != data):
+        atomic_write(seed, data)
     if proc.returncode != 0:
         raise dbt_failure(args[0], target, db_path)
 

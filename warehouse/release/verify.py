@@ -190,10 +190,12 @@ def derive_tables(
         attempt(
             MODEL_METRICS,
             lambda: _derived(
-                frames, derive.model_metrics, derive.oof_frame(t.upstream.oof, t.fit_oof),
+                frames,
+                derive.model_metrics,
+                derive.oof_frame(t.upstream.oof, t.fit_oof),
                 as_frame(t.upstream.pairs),
             ),
-        )  # fmt: skip
+        )
     else:
         problems.append(
             f"{MODEL_METRICS.path}: not re-derived (the upstream files of "
@@ -208,7 +210,7 @@ def derive_tables(
                 as_frame(products),
                 out[GOLD_PAIRS.path],
                 data_origin=origin or "",
-            ),  # fmt: skip
+            ),
         )
     return out, problems
 

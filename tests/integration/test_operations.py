@@ -7,6 +7,11 @@ session's fixture warehouse (docs/operations.md).
 2. ``killed``: build D (back to the original bundle) is SIGKILLed while dbt runs; the last good
    warehouse keeps answering; the next build clears D's stale lock, rebuilds incrementally and
    publishes a warehouse equal, relation by relation, to a full build of the same inputs.
+3. ``status``: after a build that fails on a bad bundle, `status` shows it, the last success,
+   the gate and the sources' freshness.
+
+The three run once, in this order, and are kept between runs while nothing they depend on
+changed (``built_once``).
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ def _operations(reference: Settings, root: Path) -> dict:
     added = add_year_batch(bundle, 2027)
     assert added["ratings"] > 0 and added["products"] == 2
     contended = _contended(reference, bundle, root)
-    return {"contended": contended, "killed": _killed(contended["settings"], reference)}
+    killed = _killed(contended["settings"], reference)
+    return {"contended": contended, "killed": killed, "status": _status(killed["settings"], root)}
 
 
 def _ended(proc: subprocess.Popen) -> SimpleNamespace:
@@ -196,12 +202,12 @@ def test_an_incremental_rebuild_equals_a_full_build(killed) -> None:
     assert diff.equal, (diff.only_before, diff.only_after, diff.changed)
 
 
-def test_status_shows_a_failed_build_freshness_and_the_gate(killed, tmp_path: Path) -> None:
+def _status(settings: Settings, root: Path) -> dict:
+    """`status` (with freshness) after a build that failed on a bad bundle: what it collected."""
     from warehouse.errors import DataValidationError
     from warehouse.orchestrate.status import collect
 
-    settings = killed["settings"]
-    bad = tmp_path / "bad"
+    bad = root / "bad"
     shutil.copytree(FIXTURE, bad)
     ratings = bad / "nectar_consolidated_sensory_rating.csv"
     lines = ratings.read_text().splitlines()
@@ -209,7 +215,11 @@ def test_status_shows_a_failed_build_freshness_and_the_gate(killed, tmp_path: Pa
     ratings.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataValidationError, match="similarity"):
         build(settings, nectar=bad, log=lambda m: None)
-    info = collect(settings, freshness=True)
+    return collect(settings, freshness=True)
+
+
+def test_status_shows_a_failed_build_freshness_and_the_gate(operations) -> None:
+    info = operations["status"]
     last = info["last_build"]
     assert last["result"] == "failed" and "similarity" in last["error"]
     assert last["last_success"]["rebuilt"]["mode"] == "incremental"

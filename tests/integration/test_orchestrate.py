@@ -241,26 +241,52 @@ def _wait_for_location(url: str, proc, deadline_s: float) -> dict:
     raise AssertionError(f"dagster-webserver did not load the code location in {deadline_s} s")
 
 
-@pytest.fixture
-def webserver(definitions, tmp_path):
+@pytest.fixture(scope="module")
+def webserver(definitions, tmp_path_factory) -> dict:
+    """What Dagster's own webserver served, run once and kept between runs while nothing it
+    depends on changed (``built_once``): see :func:`_serve`."""
+    return built_once(tmp_path_factory, "webserver", _serve)
+
+
+def _serve(root: Path) -> dict:
     """`dagster-webserver -m warehouse.orchestrate.definitions` on 127.0.0.1 (a free port, a
-    temporary DAGSTER_HOME), as docs/operations.md starts it; stopped by its process group."""
-    home = tmp_path / "dagster_home"
+    temporary DAGSTER_HOME), as docs/operations.md starts it: its asset graph once the code
+    location loaded; then the schedule and the sensor started with the commands the docs give
+    (state kept in DAGSTER_HOME) and the graph again; stopped by its process group."""
+    home = root / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = _free_port()
     exe = Path(sys.executable).with_name("dagster-webserver")
     cmd = [str(exe), "-m", "warehouse.orchestrate.definitions", "-h", "127.0.0.1", "-p", str(port)]
-    log = (tmp_path / "webserver.log").open("w")
-    proc = subprocess.Popen(
-        cmd, env={**os.environ, "DAGSTER_HOME": str(home)}, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        yield f"http://127.0.0.1:{port}/graphql", proc, home
-    finally:
-        _stop_group(proc)
-        log.close()
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    url = f"http://127.0.0.1:{port}/graphql"
+    with (root / "webserver.log").open("w") as log:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            served = _wait_for_location(url, proc, deadline_s=300)
+            dagster = Path(sys.executable).with_name("dagster")
+            started = []
+            for kind, name in (
+                ("schedule", "tastebench_daily"),
+                ("sensor", "nectar_bundle_sensor"),
+            ):
+                start = [
+                    str(dagster),
+                    kind,
+                    "start",
+                    name,
+                    "-m",
+                    "warehouse.orchestrate.definitions",
+                ]
+                done = subprocess.run(start, env=env, capture_output=True, text=True, timeout=600)
+                started.append((kind, done.returncode, done.stderr))
+            after = _graphql(url, GRAPH_QUERY)
+        finally:
+            _stop_group(proc)
+    return {"served": served, "started": started, "after": after}
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
@@ -288,8 +314,7 @@ def test_the_webserver_serves_the_asset_graph_with_checks_on_the_dbt_assets(
     """Issue #21 item 2: Dagster's own webserver loads the definitions; its GraphQL asset graph
     has only materializable assets, the gate's checks on the real dbt assets (full keys), the
     warehouse's database in the relation names, and the schedule and sensor (stopped)."""
-    url, proc, home = webserver
-    data = _wait_for_location(url, proc, deadline_s=300)
+    data = webserver["served"]
     nodes = {tuple(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert nodes and all(n["isMaterializable"] and n["isExecutable"] for n in nodes.values())
     assert all(n["opNames"] == ["tastebench_dbt"] for n in nodes.values())  # no stubs
@@ -313,13 +338,9 @@ def test_the_webserver_serves_the_asset_graph_with_checks_on_the_dbt_assets(
     sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
     assert sensors == {"nectar_bundle_sensor": "STOPPED"}
     # the commands docs/operations.md gives start them (state kept in DAGSTER_HOME)
-    dagster = Path(sys.executable).with_name("dagster")
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
-    for kind, name in (("schedule", "tastebench_daily"), ("sensor", "nectar_bundle_sensor")):
-        cmd = [str(dagster), kind, "start", name, "-m", "warehouse.orchestrate.definitions"]
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-    (repo,) = _graphql(url, GRAPH_QUERY)["repositoriesOrError"]["nodes"]
+    for kind, returncode, stderr in webserver["started"]:
+        assert returncode == 0, (kind, stderr)
+    (repo,) = webserver["after"]["repositoriesOrError"]["nodes"]
     assert [s["scheduleState"]["status"] for s in repo["schedules"]] == ["RUNNING"]
     assert [s["sensorState"]["status"] for s in repo["sensors"]] == ["RUNNING"]
 

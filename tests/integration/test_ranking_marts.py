@@ -5,9 +5,14 @@ agg_ablation_metrics, and labelled `simulation` in the HTML report (issue #11 "M
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
+from tests.conftest import built_once
+from warehouse.config import environment
 from warehouse.evaluate.results_report import write_report
 from warehouse.ranking.models import DISTANCE, SUPERVISED
 from warehouse.sources.readonly import connect_read_only
@@ -94,21 +99,31 @@ def test_report_lists_them_labelled_simulation(default_warehouse, tmp_path) -> N
     assert "reproduce the public gold order" in page  # why the Gemini ensembles are not
 
 
-def test_train_food_cli_reads_the_build_cache_and_checks_a_block(
-    default_warehouse, monkeypatch
-) -> None:
+def _train_food(settings, root: Path) -> list[tuple[int, str, str]]:
+    """`train food` three ways on the default build: (exit code, output, exception) each."""
     from typer.testing import CliRunner
 
     from warehouse.cli import app
 
-    settings, result = default_warehouse
-    for key, value in settings.as_env().items():
-        monkeypatch.setenv(key, value)
-    run = CliRunner().invoke(app, ["train", "food", "--n-jobs", "1"], catch_exceptions=False)
-    assert run.exit_code == 0, run.output
-    assert "18 fits (0 fitted, 18 read)" in run.output  # the build's own fit ids
-    run = CliRunner().invoke(app, ["train", "food", "--check-signal", "N", "--n-jobs", "1"])
-    assert run.exit_code == 0, run.output
-    assert "permuted" in run.output and "bradley_terry" in run.output
-    run = CliRunner().invoke(app, ["train", "food", "--grid", "everything"])
-    assert run.exit_code != 0 and "--grid ensembles" in str(run.exception)
+    runs = []
+    with environment(settings.as_env()):
+        for args in (["--n-jobs", "1"], ["--check-signal", "N", "--n-jobs", "1"],
+                     ["--grid", "everything"]):  # fmt: skip
+            run = CliRunner().invoke(app, ["train", "food", *args])
+            runs.append((run.exit_code, run.output, str(run.exception)))
+    return runs
+
+
+def test_train_food_cli_reads_the_build_cache_and_checks_a_block(
+    default_warehouse, tmp_path_factory
+) -> None:
+    """Run once and kept between runs while nothing it depends on changed (``built_once``)."""
+    make = partial(_train_food, default_warehouse[0])
+    (code, out, exc), (code_n, out_n, exc_n), (code_grid, _, exc_grid) = built_once(
+        tmp_path_factory, "train_food", make
+    )
+    assert code == 0, (out, exc)
+    assert "18 fits (0 fitted, 18 read)" in out  # the build's own fit ids
+    assert code_n == 0, (out_n, exc_n)
+    assert "permuted" in out_n and "bradley_terry" in out_n
+    assert code_grid != 0 and "--grid ensembles" in exc_grid

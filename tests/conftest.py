@@ -6,21 +6,26 @@ The public datasets are never committed: tests read them from the mirror directo
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import inspect
+import json
 import os
 import pickle
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import coverage
 import pytest
 from filelock import FileLock
 
@@ -153,19 +158,63 @@ def _kept(name: str, make: Callable[[Path], T], code: Sequence[Path]) -> T:
     home.mkdir(parents=True, exist_ok=True)
     with FileLock(TEST_BUILDS / f"{name}.lock"):
         if manifest.exists() and time.time() - manifest.stat().st_mtime < KEEP_HOURS * 3600:
-            hashes, value = pickle.loads(manifest.read_bytes())
+            hashes, value, lines = pickle.loads(manifest.read_bytes())
             if _hashes(snapshot) == hashes:
                 shutil.rmtree(live, ignore_errors=True)
                 shutil.copytree(snapshot, live, symlinks=True)
+                _replay(name, entry / "coverage", lines)
                 return value
         for old in home.iterdir():
             shutil.rmtree(old, ignore_errors=True)
         live.mkdir(parents=True)
-        value = make(live)
+        with _measured(name, entry / "coverage") as lines:
+            value = make(live)
         shutil.copytree(live, snapshot, symlinks=True)
-        manifest.with_suffix(".tmp").write_bytes(pickle.dumps((_hashes(snapshot), value)))
+        manifest.with_suffix(".tmp").write_bytes(pickle.dumps((_hashes(snapshot), value, lines)))
         manifest.with_suffix(".tmp").replace(manifest)
         return value
+
+
+# A kept build's line coverage travels with it: a run that reuses the build counts the lines
+# that making it ran, as a run that makes it does (measured by the same code: the key says so).
+# In this process they are the lines recorded under a coverage context of the build's own; in
+# the processes it starts (the CLI, dbt and its Python models) the data files those processes
+# write, sent to the build's folder while it is made. A reused build adds the lines to this
+# process's data and copies the files where the run's own are combined.
+@contextlib.contextmanager
+def _measured(name: str, folder: Path) -> Iterator[dict[str, list[int]]]:
+    lines: dict[str, list[int]] = {}
+    cov = coverage.Coverage.current()
+    config = os.environ.get("COVERAGE_PROCESS_CONFIG")
+    if cov is None or config is None:
+        yield lines
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = json.loads(base64.b64decode(config))
+    settings["data_file"] = str(folder / ".coverage")
+    previous = cov.switch_context(f"kept:{name}")
+    os.environ["COVERAGE_PROCESS_CONFIG"] = base64.b64encode(json.dumps(settings).encode()).decode()
+    try:
+        yield lines
+    finally:
+        os.environ["COVERAGE_PROCESS_CONFIG"] = config
+        cov.switch_context(previous or "")
+    data = cov.get_data()
+    data.set_query_contexts([f"^{re.escape(f'kept:{name}')}$"])
+    lines.update({f: sorted(data.lines(f) or []) for f in data.measured_files()})
+    data.set_query_contexts(None)
+    _replay(name, folder, {})
+
+
+def _replay(name: str, folder: Path, lines: dict[str, list[int]]) -> None:
+    cov = coverage.Coverage.current()
+    if cov is None:
+        return
+    if lines:
+        cov.get_data().add_lines({f: numbers for f, numbers in lines.items() if numbers})
+    target = Path(cov.config.data_file).resolve()
+    for part in sorted(folder.glob(".coverage.*")) if folder.is_dir() else []:
+        shutil.copyfile(part, target.with_name(f"{target.name}.kept-{name}-{part.name[10:]}"))
 
 
 def _hashes(folder: Path) -> dict[str, str]:

@@ -23,6 +23,7 @@ import json
 import shutil
 from functools import partial
 from pathlib import Path
+from unittest import mock
 
 import duckdb
 import polars as pl
@@ -419,16 +420,11 @@ def test_release_and_competition_with_db_elsewhere_leave_build_untouched(
     assert done["untouched"] and done["code_map"] and done["solution"]
 
 
-def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(
-    default_warehouse, tmp_path, monkeypatch
-):
-    """The gate fails (a table with brands and UPCs declared public): the report and the history
-    land beside X, the repository's build/ stays empty, and neither the console message nor the
-    report quotes a brand or a UPC."""
-    settings, _ = default_warehouse
-    repo_build = tmp_path / "repo_build"
-    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(repo_build))
-    elsewhere = tmp_path / "elsewhere"
+def _failed_elsewhere(settings, root: Path) -> dict:
+    """A build of a copy in another folder whose gate fails (dbt replaced by a copy of the
+    default build and a manifest that declares a table with brands and UPCs public)."""
+    repo_build = root / "repo_build"
+    elsewhere = root / "elsewhere"
     elsewhere.mkdir()
     db = elsewhere / "wh.duckdb"
     shutil.copyfile(settings.db_path, db)
@@ -442,17 +438,37 @@ def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(manifest))
 
-    monkeypatch.setattr(build_module, "run_dbt", fake_dbt)
-    res = _invoke(
-        "build", "--db", str(db), "--mirror", str(settings.mirror),
-        "--nectar", str(settings.default_simulation_dir),
-    )  # fmt: skip
-    assert res.exit_code != 0
+    with (
+        environment({"TASTEBENCH_BUILD_DIR": str(repo_build)}),
+        mock.patch.object(build_module, "run_dbt", fake_dbt),
+    ):
+        res = _invoke(
+            "build", "--db", str(db), "--mirror", str(settings.mirror),
+            "--nectar", str(settings.default_simulation_dir),
+        )  # fmt: skip
     report = elsewhere / "reports" / "quality.html"
     history = elsewhere / "quality" / "history.jsonl"
-    assert report.is_file() and history.is_file()
-    assert json.loads(history.read_text().splitlines()[-1])["success"] is False
-    assert not (repo_build / "reports").exists() and not (repo_build / "quality").exists()
+    return {
+        "code": res.exit_code, "message": str(res.exception) + res.output,
+        "report": report.read_text() if report.is_file() else None,
+        "history": history.read_text().splitlines() if history.is_file() else None,
+        "repo_build": sorted(p.name for p in repo_build.iterdir()) if repo_build.is_dir() else [],
+    }  # fmt: skip
+
+
+def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(
+    default_warehouse, tmp_path_factory
+):
+    """The gate fails (a table with brands and UPCs declared public): the report and the history
+    land beside X, the repository's build/ stays empty, and neither the console message nor the
+    report quotes a brand or a UPC. The build runs once and is kept (``built_once``)."""
+    settings, _ = default_warehouse
+    make = partial(_failed_elsewhere, settings)
+    run = built_once(tmp_path_factory, "failed_elsewhere", make)
+    assert run["code"] != 0
+    assert run["report"] is not None and run["history"] is not None
+    assert json.loads(run["history"][-1])["success"] is False
+    assert "reports" not in run["repo_build"] and "quality" not in run["repo_build"]
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         brands = [
@@ -467,8 +483,8 @@ def test_failed_build_with_db_elsewhere_reports_beside_it_without_gated_values(
         ]
     finally:
         con.close()
-    html = " ".join(report.read_text().split())
-    message = " ".join((str(res.exception) + res.output).split())  # the console wraps lines
+    html = " ".join(run["report"].split())
+    message = " ".join(run["message"].split())  # the console wraps lines
     for text in (html, message):
         assert not [b for b in brands if b in text], "a brand is quoted"
         assert not [u for u in upcs if u.lstrip("0") in text], "a UPC is quoted"

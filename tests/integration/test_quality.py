@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 import warehouse.pipeline.run as build_module
+from tests.conftest import built_once
 from warehouse.cli import app, main
+from warehouse.config import environment
 from warehouse.quality import governance
 
 pytestmark = pytest.mark.integration
@@ -72,47 +75,62 @@ def test_build_ran_the_gate_and_stored_rpt_data_quality(built) -> None:
     assert (settings.build_dir / "reports" / "quality.html").exists()
 
 
-def test_cli_quality_passes_read_only_and_writes_an_offline_report(built, tmp_path) -> None:
-    settings, _ = built
+def _cli_quality(settings, root: Path) -> dict:
+    """`tastebench quality` on the default build, its history file the build's own."""
     before = _sha(settings.db_path)
     n_runs = len(_history(settings))
-    out = tmp_path / "quality.html"
+    out = root / "quality.html"
     res = CliRunner().invoke(
         app,
         ["quality", "--db", str(settings.db_path), "--out", str(out),
          "--history", str(settings.build_dir / "quality" / "history.jsonl")],
     )  # fmt: skip
-    assert res.exit_code == 0, res.output
-    assert _sha(settings.db_path) == before  # opened read-only, nothing written
-    html = out.read_text()
+    return {
+        "code": res.exit_code, "output": res.output, "untouched": _sha(settings.db_path) == before,
+        "html": out.read_text(), "n_runs": n_runs, "history": _history(settings),
+    }  # fmt: skip
+
+
+def test_cli_quality_passes_read_only_and_writes_an_offline_report(built, tmp_path_factory) -> None:
+    """Run once and kept between runs while nothing it depends on changed (``built_once``); so
+    is the failing run below."""
+    run = built_once(tmp_path_factory, "cli_quality", partial(_cli_quality, built[0]))
+    assert run["code"] == 0, run["output"]
+    assert run["untouched"]  # opened read-only, nothing written
+    html = run["html"]
     assert "PASSED" in html and "data:image/png;base64," in html
     links = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html)
     assert links and not [u for u in links if re.match(r"(?i)https?://|//", u)]
     assert "<script" not in html.lower() and "<link" not in html.lower()
-    history = _history(settings)
-    assert len(history) == n_runs + 1 and history[-1]["trigger"] == "cli"
+    history = run["history"]
+    assert len(history) == run["n_runs"] + 1 and history[-1]["trigger"] == "cli"
     assert history[-1]["seconds"] > 0  # how long is benchmarks/gate_memory.py's to say
 
 
+def _cli_quality_gated(settings, root: Path) -> dict:
+    """`tastebench quality` with a staging table declared public in the manifest."""
+    _declare_public(settings, root / "build")
+    out = root / "quality.html"
+    with environment({"TASTEBENCH_BUILD_DIR": str(root / "build")}):
+        res = CliRunner().invoke(
+            app,
+            ["quality", "--db", str(settings.db_path), "--out", str(out),
+             "--history", str(root / "history.jsonl")],
+        )  # fmt: skip
+    return {"code": res.exit_code, "message": str(res.exception), "html": out.read_text()}
+
+
 def test_cli_quality_fails_when_a_public_table_carries_gated_columns(
-    built, tmp_path, monkeypatch
+    built, tmp_path_factory
 ) -> None:
     """A staging table declared public in the manifest fails the guards."""
-    settings, _ = built
-    _declare_public(settings, tmp_path / "build")
-    monkeypatch.setenv("TASTEBENCH_BUILD_DIR", str(tmp_path / "build"))
-    out = tmp_path / "quality.html"
-    res = CliRunner().invoke(
-        app,
-        ["quality", "--db", str(settings.db_path), "--out", str(out),
-         "--history", str(tmp_path / "history.jsonl")],
-    )  # fmt: skip
-    assert res.exit_code != 0
-    message = str(res.exception)
+    run = built_once(tmp_path_factory, "cli_quality_gated", partial(_cli_quality_gated, built[0]))
+    assert run["code"] != 0
+    message = run["message"]
     assert "deidentification.staging.stg_nectar__products" in message
     assert "table staging.stg_nectar__products, column brand: rule forbidden_column_name" in message
     assert "rule brand_in_text" in message
-    assert "FAILED" in out.read_text()
+    assert "FAILED" in run["html"]
 
 
 def test_guard_violation_fails_the_build_and_keeps_the_last_good_warehouse(

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import built_once
 from warehouse.cli import app
 from warehouse.human.baseline import ACCURACY_COLUMNS
 from warehouse.quality.guards import GatedContext, check_forbidden_columns, guard_release_dir
@@ -75,10 +77,17 @@ def _csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def test_release_then_verify_round_trips_with_identical_numbers(release, con) -> None:
+def _verify(out: Path, root: Path) -> str:
+    return _invoke("verify", str(out)).output
+
+
+def test_release_then_verify_round_trips_with_identical_numbers(
+    release, con, tmp_path_factory
+) -> None:
+    """`verify` runs once and is kept between runs while nothing it depends on changed
+    (``built_once``); so do the tampered copy's and the Croissant clients' below."""
     out, _ = release
-    result = _invoke("verify", str(out))
-    assert "release verified" in result.output
+    assert "release verified" in built_once(tmp_path_factory, "verify", partial(_verify, out))
     metrics = _csv(out / "metrics" / "model_metrics.csv").set_index("model_metric_key")
     mart = con.sql("select * from marts.agg_model_metrics").df().set_index("model_metric_key")
     # (9 public files + the warehouse's own fits) x (7 + 7 + 1) rows (both conventions) + 22
@@ -211,9 +220,8 @@ def test_true_rank_and_gold_pairs_match_the_public_gold(release, con, public_dir
         assert acc.loc[policy, "ci_lo"] <= 0.5 <= acc.loc[policy, "ci_hi"], policy
 
 
-def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
-    out, _ = release
-    bad = tmp_path / "tampered"
+def _tampered_verify(out: Path, root: Path) -> subprocess.CompletedProcess:
+    bad = root / "tampered"
     shutil.copytree(out, bad)
     path = bad / "metrics" / "model_metrics.csv"
     lines = path.read_text().splitlines(keepends=True)
@@ -242,6 +250,11 @@ def test_tampering_makes_verify_fail_naming_it(release, tmp_path: Path) -> None:
         [sys.executable, "-m", "warehouse.cli", "verify", str(bad)],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"},
     )  # fmt: skip
+    return proc
+
+
+def test_tampering_makes_verify_fail_naming_it(release, tmp_path_factory) -> None:
+    proc = built_once(tmp_path_factory, "tampered", partial(_tampered_verify, release[0]))
     assert proc.returncode != 0
     named = [x for x in proc.stderr.splitlines() if "metrics/model_metrics.csv: line 2" in x]
     assert named and "column point" in named[0], proc.stderr
@@ -286,8 +299,12 @@ def test_code_map_is_gated_and_reused(release, built) -> None:
 
 
 @pytest.fixture(scope="module")
-def competition(built):
-    root, settings = built
+def competition(built, tmp_path_factory):
+    """`competition` of the default warehouse, made once and kept (``built_once``)."""
+    return built_once(tmp_path_factory, "competition", partial(_competition, built[1]))
+
+
+def _competition(settings, root: Path) -> tuple[Path, Path]:
     gated = root / "gated_competition"
     out = root / "public" / "competition"
     _invoke("competition", str(out), "--db", str(settings.db_path), "--gated-dir", str(gated))
@@ -337,35 +354,51 @@ def test_competition_decoys_below_jaccard_and_guards_pass(competition, con) -> N
     assert guard_release_dir(out, ctx) == []
 
 
+def _croissant(out: Path, root: Path) -> dict:
+    """What mlcroissant, the reference client, makes of ``out``: issues, the publication date
+    and, per record set, its source file, field ids and the records it loads (count, first
+    record's keys)."""
+    import mlcroissant as mlc
+
+    dataset = mlc.Dataset(jsonld=str(out / "croissant.json"))
+    sets = []
+    for record_set in dataset.metadata.record_sets:
+        records = list(dataset.records(record_set=record_set.uuid))
+        sources = {f.source.file_object for f in record_set.fields}
+        fields = {f.uuid for f in record_set.fields}
+        sets.append(
+            (record_set.uuid, sources, fields, len(records), set(records[0]) if records else None)
+        )
+    issues = dataset.metadata.ctx.issues
+    return {"errors": set(issues.errors), "warnings": set(issues.warnings),
+            "published": dataset.metadata.date_published, "sets": sets}  # fmt: skip
+
+
 @pytest.mark.parametrize("which", ["release", "competition"])
 def test_croissant_opens_in_mlcroissant_and_every_record_set_loads(
-    which, release, competition, con
+    which, release, competition, con, tmp_path_factory
 ) -> None:
     """Issue #21 item 1: the reference client validates the Croissant file without an error or a
     warning, and loads every record set with the rows of the CSV it (or its Parquet twin)
     describes; ``@id``s are unique; ``datePublished`` is the warehouse's build time."""
-    import mlcroissant as mlc
-
     out = release[0] if which == "release" else competition[0]
     doc = json.loads((out / "croissant.json").read_text())
-    dataset = mlc.Dataset(jsonld=str(out / "croissant.json"))
-    assert dataset.metadata.ctx.issues.errors == set()
-    assert dataset.metadata.ctx.issues.warnings == set()
+    client = built_once(tmp_path_factory, f"croissant_{which}", partial(_croissant, out))
+    assert client["errors"] == set()
+    assert client["warnings"] == set()
     built = con.execute("select max(run_at) from reports.rpt_data_quality").fetchone()[0]
-    assert dataset.metadata.date_published.replace(tzinfo=None) == built.replace(microsecond=0)
+    assert client["published"].replace(tzinfo=None) == built.replace(microsecond=0)
     ids = [n["@id"] for n in doc["distribution"] + doc["recordSet"]]
     ids += [f["@id"] for rs in doc["recordSet"] for f in rs["field"]]
     assert len(ids) == len(set(ids))
-    record_sets = dataset.metadata.record_sets
     csvs = sorted(out.rglob("*.csv"))
-    assert len(record_sets) == 2 * len(csvs)  # a CSV and its Parquet twin each
-    for record_set in record_sets:
-        (source,) = {f.source.file_object for f in record_set.fields}
+    assert len(client["sets"]) == 2 * len(csvs)  # a CSV and its Parquet twin each
+    for uuid, sources, fields, n_records, first in client["sets"]:
+        (source,) = sources
         rows = len(pl.read_csv(out / Path(source).with_suffix(".csv"), infer_schema_length=0))
-        records = list(dataset.records(record_set=record_set.uuid))
-        assert len(records) == rows, record_set.uuid
-        if records:
-            assert set(records[0]) == {f.uuid for f in record_set.fields}
+        assert n_records == rows, uuid
+        if n_records:
+            assert first == fields
 
 
 @pytest.mark.parametrize("which", ["release", "competition"])

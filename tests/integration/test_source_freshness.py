@@ -6,17 +6,19 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from tests.conftest import built_once
 from warehouse.pipeline.dbt import BuildError, run_dbt
 
 pytestmark = pytest.mark.integration
 
 
-def _freshness(default_warehouse, tmp_path: Path, stale: dict[str, int]) -> dict[str, str]:
+def _freshness(default_warehouse, stale: dict[str, int], tmp_path: Path) -> dict[str, str]:
     """Status per source table on a copy of the default build whose ``_loaded_at`` is moved
     ``stale[table]`` days into the past."""
     settings, result = default_warehouse
@@ -33,8 +35,14 @@ def _freshness(default_warehouse, tmp_path: Path, stale: dict[str, int]) -> dict
     return {r["unique_id"].split(".")[-1]: r["status"] for r in sources["results"]}
 
 
-def test_every_source_is_fresh_after_a_build(default_warehouse, tmp_path: Path) -> None:
-    status = _freshness(default_warehouse, tmp_path, {})
+def _kept(tmp_path_factory, name: str, default_warehouse, stale: dict[str, int]) -> dict:
+    """The statuses, computed once and kept between runs while nothing they depend on changed
+    (``built_once``; kept builds expire before a load stamp ages into a warning)."""
+    return built_once(tmp_path_factory, name, partial(_freshness, default_warehouse, stale))
+
+
+def test_every_source_is_fresh_after_a_build(default_warehouse, tmp_path_factory) -> None:
+    status = _kept(tmp_path_factory, "freshness", default_warehouse, {})
     con = duckdb.connect(str(default_warehouse[1].db_path), read_only=True)
     loaded = {
         r[0]
@@ -48,12 +56,9 @@ def test_every_source_is_fresh_after_a_build(default_warehouse, tmp_path: Path) 
     assert set(status.values()) == {"pass"}
 
 
-def test_stale_loads_warn_then_error(default_warehouse, tmp_path: Path) -> None:
-    status = _freshness(
-        default_warehouse,
-        tmp_path,
-        {"tastebench_gold_pairs": 3, "fartdb_molecules": 9, "foodatlas_v1_triples": 9},
-    )
+def test_stale_loads_warn_then_error(default_warehouse, tmp_path_factory) -> None:
+    stale = {"tastebench_gold_pairs": 3, "fartdb_molecules": 9, "foodatlas_v1_triples": 9}
+    status = _kept(tmp_path_factory, "freshness_stale", default_warehouse, stale)
     assert status.pop("tastebench_gold_pairs") == "warn"
     assert status.pop("fartdb_molecules") == "error"
     assert status.pop("foodatlas_v1_triples") == "error"

@@ -11,9 +11,13 @@ therefore checked against the planted Ridge (signal gone, not above chance), BT 
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
 import polars as pl
 import pytest
 
+from tests.conftest import built_once
 from warehouse.metrics import bca_ci, pairwise_accuracy
 from warehouse.ranking.loocv import Job, run_loocv
 from warehouse.ranking.planted import (
@@ -37,10 +41,19 @@ def _ci(design, fit):
     )["pairwise_accuracy"]
 
 
-@pytest.mark.parametrize(("plant", "block", "feature_set"), CASES)
-def test_planted_block_is_recovered_and_permutation_removes_it(plant, block, feature_set):
+def _planted_table(plant: str, block: str, feature_set: str, root: Path) -> pl.DataFrame:
     design = synthetic_design(seed=42, plant=plant)
-    table = planted_signal_check(design, block, feature_set, n_jobs=1, n_permutations=4)
+    return planted_signal_check(design, block, feature_set, n_jobs=1, n_permutations=4)
+
+
+@pytest.mark.parametrize(("plant", "block", "feature_set"), CASES)
+def test_planted_block_is_recovered_and_permutation_removes_it(
+    plant, block, feature_set, tmp_path_factory
+):
+    """The check's table is computed once and kept between runs while nothing it depends on
+    changed (``built_once``)."""
+    make = partial(_planted_table, plant, block, feature_set)
+    table = built_once(tmp_path_factory, f"planted_check_{plant}", make)
     got = {
         (r["model"], r["variant"]): r
         for r in table.filter(pl.col("draw") == 0).iter_rows(named=True)

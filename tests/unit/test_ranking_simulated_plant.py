@@ -13,6 +13,7 @@ the text one in about half a minute when its vectors are not yet in the session'
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import built_once
 from warehouse.cli import app
 from warehouse.config import SEEDS_DIR, load_settings
 from warehouse.ranking.design import design_from_frames
@@ -70,10 +72,7 @@ def _simulate(public_dir: Path, out: Path, kind: str) -> Path:
     return out
 
 
-def _check(design, block: str) -> None:
-    table = planted_signal_check(
-        design, block, "S" + block, n_boot=2000, n_jobs=1, n_permutations=4
-    )
+def _check(table: pl.DataFrame) -> None:
     got = {
         (r["model"], r["variant"]): r
         for r in table.filter(pl.col("draw") == 0).iter_rows(named=True)
@@ -91,17 +90,29 @@ def _check(design, block: str) -> None:
     assert ridge["pairwise_accuracy"] < 0.5 + 0.03, ridge
 
 
-def test_simulated_nutrition_plant_is_recovered_and_permutation_removes_it(public_dir, tmp_path):
-    design = _design_from_bundle(_simulate(public_dir, tmp_path / "bundle", "nutrition"))
+def _table(design, block: str) -> pl.DataFrame:
+    return planted_signal_check(design, block, "S" + block, n_boot=2000, n_jobs=1, n_permutations=4)
+
+
+def _nutrition_table(public_dir: Path, root: Path) -> pl.DataFrame:
+    design = _design_from_bundle(_simulate(public_dir, root / "bundle", "nutrition"))
     assert design.n == 215 and np.isfinite(design.block("N")).all()
-    _check(design, "N")
+    return _table(design, "N")
 
 
-@pytest.mark.text_model
-def test_simulated_text_plant_is_recovered_and_permutation_removes_it(public_dir, tmp_path):
+def test_simulated_nutrition_plant_is_recovered_and_permutation_removes_it(
+    public_dir, tmp_path_factory
+):
+    """The check's table is computed once and kept between runs while nothing it depends on
+    changed (``built_once``); so is the text one's."""
+    make = partial(_nutrition_table, public_dir)
+    _check(built_once(tmp_path_factory, "simulated_plant_nutrition", make))
+
+
+def _text_table(public_dir: Path, root: Path) -> pl.DataFrame:
     from warehouse.features.text import text_block
 
-    bundle = _simulate(public_dir, tmp_path / "bundle", "text")
+    bundle = _simulate(public_dir, root / "bundle", "text")
     design = _design_from_bundle(bundle)
     labels = pl.read_csv(bundle / "product_labels_manually_cleaned.csv").select(
         "category", "product_code", "cleaned_ingredients", pl.lit("simulation").alias("data_origin")
@@ -118,4 +129,10 @@ def test_simulated_text_plant_is_recovered_and_permutation_removes_it(public_dir
         data_origin="simulation",
     )
     assert design.n == 215 and design.block("T").shape == (215, 384)
-    _check(design, "T")
+    return _table(design, "T")
+
+
+@pytest.mark.text_model
+def test_simulated_text_plant_is_recovered_and_permutation_removes_it(public_dir, tmp_path_factory):
+    make = partial(_text_table, public_dir)
+    _check(built_once(tmp_path_factory, "simulated_plant_text", make))

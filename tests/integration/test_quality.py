@@ -87,7 +87,8 @@ def _cli_quality(settings, root: Path) -> dict:
     )  # fmt: skip
     return {
         "code": res.exit_code, "output": res.output, "untouched": _sha(settings.db_path) == before,
-        "html": out.read_text(), "n_runs": n_runs, "history": _history(settings),
+        "html": out.read_text() if out.is_file() else "", "n_runs": n_runs,
+        "history": _history(settings),
     }  # fmt: skip
 
 
@@ -117,7 +118,11 @@ def _cli_quality_gated(settings, root: Path) -> dict:
             ["quality", "--db", str(settings.db_path), "--out", str(out),
              "--history", str(root / "history.jsonl")],
         )  # fmt: skip
-    return {"code": res.exit_code, "message": str(res.exception), "html": out.read_text()}
+    return {
+        "code": res.exit_code,
+        "message": str(res.exception),
+        "html": out.read_text() if out.is_file() else "",
+    }
 
 
 def test_cli_quality_fails_when_a_public_table_carries_gated_columns(

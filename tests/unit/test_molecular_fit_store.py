@@ -49,8 +49,11 @@ def test_a_corrupted_fingerprint_fit_is_retrained(tmp_path: Path, monkeypatch) -
     monkeypatch.setattr(fit_store, "train_fingerprint_models", _fake_training(calls))
     mols = _molecules()
     first = fit_store.train_and_register(mols, None, root=tmp_path, dmpnn_dir=tmp_path / "d")
-    fit_store.train_and_register(mols, None, root=tmp_path, dmpnn_dir=tmp_path / "d")
+    reused = fit_store.train_and_register(mols, None, root=tmp_path, dmpnn_dir=tmp_path / "d")
     assert len(calls) == 1  # a verified store is reused
+    # the same table, columns in the same order, whether trained or read back (sorted keys)
+    assert reused.columns == first.columns == [*fit_store.FIT_COLUMNS, "note"]
+    assert reused.equals(first)
     row = first.row(0, named=True)
     stored = tmp_path / row["fit_id"] / "predictions.npz"
     frames = fit_store.split_frames(mols)

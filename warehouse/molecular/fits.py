@@ -207,30 +207,40 @@ def train_and_register(
     note = (
         "" if dmpnn else "no registered D-MPNN fit: run `tastebench train molecular --config best`"
     )
-    frame = pl.DataFrame(rows, infer_schema_length=None)
+    frame = pl.DataFrame(rows, infer_schema_length=None).select(FIT_COLUMNS)
     return frame.with_columns(
         pl.col(pl.Float64).fill_nan(None),  # a NaN metric is null, as it always was in the table
         note=pl.when(pl.col("family") == "fingerprint").then(pl.lit(note)).otherwise(pl.lit("")),
     )
 
 
+# the columns of a fit's row, in the table's order (rows read back from a stored index come with
+# their keys sorted: the table is selected in this order either way)
+FIT_COLUMNS = (
+    "fit_id", "model_name", "family", "config_json", "artifact_path", "artifact_sha256",
+    "train_wall_s", "val_macro_f1", "test_accuracy", "test_macro_f1", "is_selected_dmpnn",
+    "rdkit_version", "data_origin",
+)  # fmt: skip
+
+
 def _fit_row(fit: FitResult, family: str, artifact: Path | None, selected: bool = False) -> dict:
     m = fit.metrics("test")
-    return {
-        "fit_id": fit.fit_id,
-        "model_name": fit.name,
-        "family": family,
-        "config_json": json.dumps(fit.config, sort_keys=True, default=str),
-        "artifact_path": str(artifact) if artifact else None,
-        "artifact_sha256": sha256_file(artifact) if artifact and artifact.exists() else None,
-        "train_wall_s": float(fit.wall_s),
-        "val_macro_f1": fit.metrics("val")["macro_f1"],
-        "test_accuracy": m["accuracy"],
-        "test_macro_f1": m["macro_f1"],
-        "is_selected_dmpnn": selected,
-        "rdkit_version": RDKIT_VERSION,
-        "data_origin": "fartdb",
-    }
+    values = (
+        fit.fit_id,
+        fit.name,
+        family,
+        json.dumps(fit.config, sort_keys=True, default=str),
+        str(artifact) if artifact else None,
+        sha256_file(artifact) if artifact and artifact.exists() else None,
+        float(fit.wall_s),
+        fit.metrics("val")["macro_f1"],
+        m["accuracy"],
+        m["macro_f1"],
+        selected,
+        RDKIT_VERSION,
+        "fartdb",
+    )
+    return dict(zip(FIT_COLUMNS, values, strict=True))
 
 
 def proba_for(fit_row: dict, frames: dict[str, pl.DataFrame], root: Path) -> dict[str, np.ndarray]:

@@ -79,6 +79,7 @@ def run_dbt(
     if not parsed.exists() and seed.exists():
         parsed.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(seed, parsed)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(cmd, env=env, cwd=db_path.parent, check=False)
     data = parsed.read_bytes() if parsed.exists() else None
     if data is not None and (not seed.exists() or seed.read_bytes() != data):

@@ -61,6 +61,7 @@ def check_fold(
         raise LeakageError(f"{where}: a training pair contains a held-out product")
     if len(np.unique(train)) != len(train):
         raise LeakageError(f"{where}: training rows repeat a product")
+    outside: dict[int, np.ndarray] = {}  # rows outside the training set, by block height
     for name, t in fold_blocks.transforms.items():
         raw = raw_blocks[name]
         if t.n_train != len(train):
@@ -70,9 +71,10 @@ def check_fold(
             )
         # the training rows' column means, recomputed from the raw block (all rows minus the
         # rows outside the training set: cheaper than copying the training rows)
-        outside = np.setdiff1d(np.arange(len(raw)), train)
+        if len(raw) not in outside:
+            outside[len(raw)] = np.setdiff1d(np.arange(len(raw)), train)
         colsum, tol = stats[name] if stats is not None else block_stats({name: raw})[name]
-        mean = (colsum - raw[outside].sum(axis=0)) / len(train)
+        mean = (colsum - raw[outside[len(raw)]].sum(axis=0)) / len(train)
         if np.any(np.abs(mean - t.mean) > tol):
             raise LeakageError(
                 f"{where}: block {name!r} scaler statistics differ from the "

@@ -48,7 +48,7 @@ PREPROCESS = {
     "scaler": "standard",
     "pca_variance": PCA_VARIANCE,
     "pca_min_dims": PCA_MIN_DIMS,
-    "transform": "rowwise",  # equal rows -> equal outputs (preprocess.rowwise_project)
+    "transform": "rowwise-vecdot",  # equal rows -> equal outputs (preprocess.rowwise_project)
     "negligible_sd": NEGLIGIBLE_SD,  # sd <= 1e-10 x the block's largest: constant column
     "snap_rtol": SNAP_RTOL,  # rows equal to 1e-10 (relative) are one row (preprocess.snap_rows)
 }

@@ -18,11 +18,11 @@ arithmetic is scikit-learn's, computed faster:
   is positive).
 
 Identical input rows give identical output rows, wherever they sit and whichever set of rows is
-transformed with them: the transform is computed row by row (:func:`rowwise_project`: elementwise
-products and numpy's per-row sums, never a BLAS matrix product, whose rounding depends on a row's
-position in the block), for the training rows as for the held-out ones. A BLAS product would put
-bit-identical products (the 160 zero-filled C rows of the default build, a duplicated T vector)
-one ULP apart, and LightGBM's binning treats such values as distinct split points.
+transformed with them: the transform is computed cell by cell (:func:`rowwise_project`: one
+vector dot product per output value, never a BLAS matrix product, whose rounding depends on a
+row's position in the block), for the training rows as for the held-out ones. A BLAS product
+would put bit-identical products (the 160 zero-filled C rows of the default build, a duplicated
+T vector) one ULP apart, and LightGBM's binning treats such values as distinct split points.
 
 ``tests/unit/test_ranking_preprocess.py`` checks ``k``, the components and the transformed rows
 against ``StandardScaler`` + ``PCA(0.95)`` (agreement to ~1e-9 on realistic blocks). The only
@@ -100,14 +100,16 @@ def snap_rows(x: np.ndarray, rtol: float = SNAP_RTOL) -> np.ndarray:
 
 
 def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:
-    """``a @ components.T`` computed row by row: ``out[i, j] = sum(a[i] * components[j])``
-    (elementwise products, then numpy's sum along the row), so that equal rows of ``a`` give
-    bit-equal rows of the output whatever their position and whatever the other rows."""
-    a = np.ascontiguousarray(a)
-    out = np.empty((a.shape[0], components.shape[0]))
-    for j in range(components.shape[0]):
-        out[:, j] = (a * components[j]).sum(axis=1)
-    return out
+    """``a @ components.T`` computed cell by cell: ``out[i, j] = vecdot(a[i], components[j])``
+    (one BLAS dot product of two contiguous vectors per cell, never a matrix product), so that
+    equal rows of ``a`` give bit-equal rows of the output whatever their position and whatever
+    the other rows: numpy's dot loop (BLAS ``ddot`` on vectors this short: one thread) sums in an
+    order fixed by the length, where a matrix product's blocking depends on the row's place in the
+    block and on the thread count. ``test_ranking_properties.py`` checks it; 5x faster than the
+    elementwise products and per-row sums it replaced (``benchmarks/food_models.py``)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    c = np.ascontiguousarray(components, dtype=np.float64)
+    return np.vecdot(a[:, None, :], c[None, :, :])
 
 
 def scaler_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -135,6 +135,9 @@ def _text_plants(analogs: pl.DataFrame) -> list[dict]:
     return out
 
 
+PLANTED_DBT_ARGS = ["--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"]
+
+
 def _plant(bundle: Path, edits: list[tuple[dict, dict[str, object]]]) -> None:
     """Rewrite the ingredients file: for each (product row, {column: value or callable})."""
     path = bundle / INGREDIENTS
@@ -162,8 +165,16 @@ def _build_planted(root: Path, default_settings, edits) -> tuple:
         dmpnn_dir=root / "dmpnn",
     )
     # the planted leaks sit in the inputs and the guards read the exports: the food-ranking
-    # stage (minutes of cold fits on changed features) adds nothing to what these builds test
-    build(settings, nectar=bundle, log=lambda m: None, food_models=False)
+    # stage (minutes of cold fits on changed features) adds nothing to what these builds test,
+    # and neither do dbt's data and unit tests (the default and fixture builds run them; the
+    # exports' guards and the build's quality gate still run): the models the exports read only
+    build(
+        settings,
+        nectar=bundle,
+        dbt_args=PLANTED_DBT_ARGS,
+        log=lambda m: None,
+        food_models=False,
+    )
     return settings, bundle
 
 

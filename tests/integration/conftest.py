@@ -4,7 +4,7 @@
   v4 fixture in the official parquet layout.
 * ``default_warehouse``: the default build (the calibrated simulation), as `make build` makes it;
   a copy of `make build`'s own when the build finds that one current (``make_build.py``).
-* ``fixture_dbt_docs``: `tastebench docs` of the fixture warehouse (dbt's static page).
+* ``fixture_dbt_docs``: `tastebench docs` of a copy of the fixture warehouse (dbt's static page).
 * ``default_release``: `tastebench release` of the default warehouse (public and gated folders).
 
 Under pytest-xdist each is built by one worker and read by the others; each is kept between runs
@@ -17,6 +17,7 @@ file).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from functools import partial
@@ -72,24 +73,32 @@ def _default_build(data_mirror: Path, root: Path) -> tuple[Settings, BuildResult
 
 
 @pytest.fixture(scope="session")
-def fixture_dbt_docs(tmp_path_factory, fixture_warehouse) -> tuple[Path, str]:
-    """`tastebench docs --out` on the fixture warehouse, run once per test run as its users run
-    it (a separate process; a minute of dbt): the page and the command's output."""
-    return built_once(tmp_path_factory, "fixture_dbt_docs", partial(_docs, fixture_warehouse[0]))
+def fixture_dbt_docs(tmp_path_factory, fixture_warehouse) -> tuple[Path, str, dict]:
+    """`tastebench docs --db <a copy of the fixture warehouse in another folder>`, run once per
+    test run as its users run it (a separate process, from a third, empty working folder; a
+    minute of dbt): the page it wrote (its default place, reports/ beside the file it read), the
+    command's output and what the run left in the working folder."""
+    make = partial(_docs, fixture_warehouse[0])
+    return built_once(tmp_path_factory, "fixture_dbt_docs", make, code=[_write_v4_fixture])
 
 
-def _docs(settings: Settings, root: Path) -> tuple[Path, str]:
-    page = root / "dbt_docs.html"
-    cmd = [sys.executable, "-m", "warehouse.cli", "docs", "--db", str(settings.db_path)]
+def _docs(settings: Settings, root: Path) -> tuple[Path, str, dict]:
+    home, cwd = root / "elsewhere_wh", root / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    db = home / settings.db_path.name  # named like the warehouse: the docs name its database
+    shutil.copyfile(settings.db_path, db)
     done = subprocess.run(
-        [*cmd, "--out", str(page)],
+        [sys.executable, "-m", "warehouse.cli", "docs", "--db", str(db)],
         capture_output=True,
         text=True,
         timeout=900,
+        cwd=cwd,
         env={**os.environ, "COLUMNS": "1000"},
     )
     assert done.returncode == 0, done.stderr
-    return page, done.stdout + done.stderr
+    left = {"db": db, "cwd_left": sorted(p.name for p in cwd.iterdir())}
+    return home / "reports" / "dbt_docs.html", done.stdout + done.stderr, left
 
 
 @pytest.fixture(scope="session")

@@ -61,7 +61,7 @@ def test_dbt_docs_page_in_headless_chromium(fixture_dbt_docs) -> None:
     """`tastebench docs` (the real command) writes dbt's static page: one self-contained file
     (manifest and catalog inlined; the non-static index.html fetches them, which Chromium
     refuses from file://), which loads offline and fits 1,400 px."""
-    page, output = fixture_dbt_docs
+    page, output, _ = fixture_dbt_docs
     assert "dbt docs written to" in output and page.exists()
     html = page.read_text(encoding="utf-8")
     assert "model.tastebench.dim_products" in html and "exposure.tastebench.quality_report" in html

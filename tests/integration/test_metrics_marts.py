@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -18,8 +17,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import built_once
-from tests.unit.test_public_loaders import _write_v4_fixture
 from warehouse.cli import app
 from warehouse.config import build_record_path, load_settings
 from warehouse.evaluate.contract import check_result_shape
@@ -231,28 +228,49 @@ def _run_elsewhere(built, command: str, page: str, root: Path) -> dict:
     }  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("command", "page"), [("report", "results.html"), ("docs", "dbt_docs.html")]
-)
-def test_report_and_docs_write_beside_the_warehouse_they_read(
-    built, tmp_path, tmp_path_factory, command, page
-) -> None:
-    """Run from another folder, `report` and `docs` write reports/ beside the file they read (not
-    ./build/ of the working directory) and print that path; `--out` wins (for `docs`: the
-    session's fixture_dbt_docs page, which the Dagster and browser tests read). `docs` (a
-    minute of dbt) runs once and is kept between runs while nothing it depends on changed."""
-    make = partial(_run_elsewhere, built, command, page)
-    if command == "docs":
-        run = built_once(tmp_path_factory, "docs_elsewhere", make, code=[_write_v4_fixture])
-    else:
-        run = make(tmp_path)
+def test_report_writes_beside_the_warehouse_it_reads(built, tmp_path) -> None:
+    """Run from another folder, `report` writes reports/ beside the file it reads (not ./build/
+    of the working directory) and prints that path; `--out` wins."""
+    run = _run_elsewhere(built, "report", "results.html", tmp_path)
     assert run["size"] > 10000 and str(run["written"]) in "".join(run["output"].split())
     assert run["cwd_left"] == []
-    if command == "docs":
-        return  # `docs --out` writes where it is told: the fixture_dbt_docs tests
-    chosen = tmp_path / "chosen" / page
-    result = CliRunner().invoke(app, [command, "--db", str(run["db"]), "--out", str(chosen)])
+    chosen = tmp_path / "chosen" / "results.html"
+    result = CliRunner().invoke(app, ["report", "--db", str(run["db"]), "--out", str(chosen)])
     assert result.exit_code == 0 and chosen.is_file() and str(chosen) in result.output
+
+
+def test_docs_write_beside_the_warehouse_they_read(fixture_dbt_docs) -> None:
+    """`docs`, run by its users' command from another folder (the session's fixture_dbt_docs
+    run: a minute of dbt, kept between runs), writes reports/dbt_docs.html beside the file it
+    read, prints that path and leaves the working folder empty."""
+    page, output, run = fixture_dbt_docs
+    assert page == run["db"].parent / "reports" / "dbt_docs.html"
+    assert page.stat().st_size > 10000 and str(page) in "".join(output.split())
+    assert run["cwd_left"] == []
+
+
+def test_docs_out_writes_where_it_is_told(built, tmp_path, monkeypatch) -> None:
+    """`docs --out` wins over the default place, and documents a copy named like the
+    warehouse, never the published file (dbt here writes a stand-in page: dbt's own run is
+    fixture_dbt_docs, above)."""
+    import warehouse.pipeline.dbt as dbt_module
+
+    db = built[0].db_path
+    before = db.read_bytes()
+
+    def fake_dbt(args, settings, db_path, work_dir=None):
+        assert args[:2] == ["docs", "generate"] and db_path.name == db.name and db_path != db
+        target = Path(work_dir) / "dbt" / "target"
+        target.mkdir(parents=True)
+        (target / "static_index.html").write_text("<html>the dbt page</html>")
+
+    monkeypatch.setattr(dbt_module, "run_dbt", fake_dbt)
+    chosen = tmp_path / "chosen" / "dbt_docs.html"
+    result = CliRunner().invoke(app, ["docs", "--db", str(db), "--out", str(chosen)])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert chosen.read_text() == "<html>the dbt page</html>"
+    assert str(chosen) in "".join(result.output.split())
+    assert db.read_bytes() == before and not (db.parent / "reports" / "dbt_docs.html").exists()
 
 
 def test_commands_work_in_a_fresh_shell_after_a_build(built, public_dir, tmp_path) -> None:

@@ -23,7 +23,7 @@ from warehouse.evaluate.contract import check_result_shape
 from warehouse.evaluate.files import evaluate_files
 from warehouse.evaluate.results_report import write_report
 from warehouse.metrics.core import TABLE2_METRICS
-from warehouse.pipeline.dbt import BuildError, run_dbt
+from warehouse.pipeline.dbt import BuildError, copy_name, run_dbt
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
@@ -120,7 +120,7 @@ def test_singular_test_ran_and_passed_in_dbt_build(built) -> None:
 
 
 def test_singular_test_fails_when_a_value_drifts(built, tmp_path) -> None:
-    copy = tmp_path / "drift.duckdb"
+    copy = copy_name(built[1].db_path, tmp_path)  # named as a build names it: dbt reuses its parse
     shutil.copy(built[1].db_path, copy)
     con = duckdb.connect(str(copy))
     con.execute(
@@ -250,8 +250,8 @@ def test_docs_write_beside_the_warehouse_they_read(fixture_dbt_docs) -> None:
 
 
 def test_docs_out_writes_where_it_is_told(built, tmp_path, monkeypatch) -> None:
-    """`docs --out` wins over the default place, and documents a copy named like the
-    warehouse, never the published file (dbt here writes a stand-in page: dbt's own run is
+    """`docs --out` wins over the default place, and documents a copy (named as a build names
+    its file), never the published file (dbt here writes a stand-in page: dbt's own run is
     fixture_dbt_docs, above)."""
     import warehouse.pipeline.dbt as dbt_module
 
@@ -259,7 +259,8 @@ def test_docs_out_writes_where_it_is_told(built, tmp_path, monkeypatch) -> None:
     before = db.read_bytes()
 
     def fake_dbt(args, settings, db_path, work_dir=None):
-        assert args[:2] == ["docs", "generate"] and db_path.name == db.name and db_path != db
+        assert args[:2] == ["docs", "generate"] and db_path != db
+        assert db_path == copy_name(db, db_path.parent) and db_path.read_bytes() == before
         target = Path(work_dir) / "dbt" / "target"
         target.mkdir(parents=True)
         (target / "static_index.html").write_text("<html>the dbt page</html>")

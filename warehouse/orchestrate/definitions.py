@@ -39,7 +39,7 @@ from dagster_dbt import (
 )
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, environment, load_settings
-from warehouse.pipeline.dbt import dbt_failure, run_dbt
+from warehouse.pipeline.dbt import copy_name, dbt_failure, run_dbt
 from warehouse.pipeline.run import build
 
 ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
@@ -58,9 +58,9 @@ def project_manifest(settings: Settings | None = None) -> Path:
     """The dbt manifest the asset graph is read from: ``<build_dir>/dagster/target/manifest.json``,
     written by ``dbt parse`` when missing, older than a project file or naming another database.
 
-    dbt-duckdb names the database after the file (``.tastebench.duckdb.parse`` -> ``tastebench``),
-    so the parse runs against a file named like the warehouse: the relations Dagster shows are the
-    warehouse's own (``tastebench.marts.dim_products``)."""
+    The parse names its (never created) file as a build names its own
+    (:func:`warehouse.pipeline.dbt.copy_name`): dbt reuses the last build's parse, and the
+    relations Dagster shows are the warehouse's own (``tastebench.marts.dim_products``)."""
     from dbt.adapters.duckdb.credentials import DuckDBCredentials
 
     from warehouse.pipeline.state import PROJECT_CONFIG_FILES, PROJECT_DIRS
@@ -68,7 +68,7 @@ def project_manifest(settings: Settings | None = None) -> Path:
     settings = settings or load_settings()
     work = settings.build_dir / "dagster"
     manifest = work / "dbt" / "target" / "manifest.json"
-    parse_db = work / f".{settings.db_path.name}.parse"
+    parse_db = copy_name(settings.db_path, work)
     database = DuckDBCredentials.path_derived_database_name(str(settings.db_path))
     sources = [REPO_ROOT / f for f in PROJECT_CONFIG_FILES] + [
         p for d in PROJECT_DIRS for p in (REPO_ROOT / d).rglob("*") if p.is_file()

@@ -88,6 +88,19 @@ def run_dbt(
         raise dbt_failure(args[0], target, db_path)
 
 
+def copy_name(db_path: Path, folder: Path) -> Path:
+    """Where a dbt run on a copy of ``db_path`` (docs, a parse, a test on a changed copy) puts
+    its file in ``folder``: under the build's own staging name. dbt keys its partial-parse file
+    on the profile, whose one varying value is that name (dbt runs in the file's folder), so such
+    a run reuses the last build's parse (:func:`_parse_seed`) instead of parsing the whole project
+    (~10 s); dbt-duckdb derives the database name from it (``tastebench``), so the relations it
+    writes in a manifest or the docs name the warehouse's database. ``dbt parse`` opens no
+    connection: no file is created."""
+    from warehouse.pipeline.publish import staging_path
+
+    return Path(folder) / staging_path(Path(db_path)).name
+
+
 def _parse_seed(settings: Settings, db_path: Path, args: list[str]) -> Path:
     """Where the fit store keeps dbt's partial-parse file of runs like this one, for build folders
     that have none yet: without it each new folder's first dbt command parses the whole project
@@ -158,7 +171,7 @@ def ensure_manifest(settings: Settings) -> Path:
 
     path = manifest_path(settings.build_dir)
     if not path.exists():
-        run_dbt(["parse"], settings, settings.build_dir / "dbt" / "parse.duckdb")
+        run_dbt(["parse"], settings, copy_name(settings.db_path, settings.build_dir / "dbt"))
     return path
 
 
@@ -174,8 +187,8 @@ def write_dbt_docs(settings: Settings, out: Path | None = None) -> Path:
     out = (out or reports_dir(settings.db_path) / "dbt_docs.html").resolve()
     with tempfile.TemporaryDirectory(prefix="tb-docs-") as tmp:
         # dbt opens its database for writing: document a copy, never the published file; named
-        # like it, since dbt-duckdb names the database after the file (docs show tastebench.…)
-        copy = Path(tmp) / settings.db_path.name
+        # as a build names its file (docs show tastebench.…; dbt reuses the build's parse)
+        copy = copy_name(settings.db_path, Path(tmp))
         shutil.copyfile(settings.db_path, copy)
         run_dbt(["docs", "generate", "--static"], settings, copy, Path(tmp))
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -102,6 +102,18 @@ def _docs(settings: Settings, root: Path) -> tuple[Path, str, dict]:
 
 
 @pytest.fixture(scope="session")
+def operations(fixture_warehouse, tmp_path_factory) -> dict:
+    """The scenarios of test_operations.py (builds as real processes on copies of the fixture
+    warehouse), run once and kept between runs while nothing they depend on changed: what its
+    tests assert on is what these processes did; test_orchestrate.py reads the Dagster job run of
+    the ``killed`` scenario."""
+    from tests.integration.test_operations import _operations
+
+    make = partial(_operations, fixture_warehouse[0])
+    return built_once(tmp_path_factory, "operations", make, code=[_write_v4_fixture])
+
+
+@pytest.fixture(scope="session")
 def default_release(tmp_path_factory, default_warehouse) -> tuple[Path, Path]:
     """`tastebench release` of the default warehouse, once per test run: the public and the gated
     folder. A test that changes a file works on a copy."""

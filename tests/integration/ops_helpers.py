@@ -89,3 +89,57 @@ def processes_mentioning(text: str) -> list[int]:
         if text in cmdline and state != "Z":
             out.append(int(entry.name))
     return out
+
+
+def run_build_job(settings: Settings, nectar: Path) -> dict:
+    """The scheduled Dagster job (``tastebench_build``) run in-process on ``settings``' warehouse
+    with ``nectar``, as the schedule and the sensor run it: what it did, as plain data (a run
+    result does not outlive the process): success, the assets it materialized, its asset checks
+    (asset, check, passed), the messages the build logged, and the rating years it published."""
+    import dagster as dg
+
+    from warehouse.orchestrate import definitions  # its asset graph: the session's manifest
+
+    saved = {key: os.environ.get(key) for key in settings.as_env()}
+    os.environ.update(settings.as_env())
+    instance = dg.DagsterInstance.ephemeral()
+    try:
+        config = definitions.BuildConfig(nectar=str(nectar))
+        job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
+        ops = {"tastebench_dbt": config}
+        result = job.execute_in_process(run_config=dg.RunConfig(ops=ops), instance=instance)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    events = {kind: [] for kind in ("ASSET_MATERIALIZATION", "ASSET_CHECK_EVALUATION")}
+    for event in result.all_events:
+        if event.event_type_value in events:
+            events[event.event_type_value].append(event.event_specific_data)
+    logs = [e.user_message for e in instance.all_logs(result.run_id) if not e.is_dagster_event]
+    return {
+        "success": result.success,
+        "materialized": {
+            e.materialization.asset_key.path[-1] for e in events["ASSET_MATERIALIZATION"]
+        },
+        "checks": [
+            (ev.asset_key.path[-1], ev.check_name, ev.passed)
+            for ev in events["ASSET_CHECK_EVALUATION"]
+        ],
+        "logs": logs,
+        "years": dict(_rating_years(settings.db_path)),
+    }
+
+
+def _rating_years(db: Path) -> list[tuple]:
+    """(rating year, ratings) of the published file, read after the job: no handle left open."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sql = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1"
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

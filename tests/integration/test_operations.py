@@ -5,13 +5,15 @@ session's fixture warehouse (docs/operations.md).
    build B refuses naming A; build C waits; A resumes, publishes incrementally; C then finds
    nothing to do. Readers read the published file throughout.
 2. ``killed``: build D (back to the original bundle) is SIGKILLed while dbt runs; the last good
-   warehouse keeps answering; the next build clears D's stale lock, rebuilds incrementally and
-   publishes a warehouse equal, relation by relation, to a full build of the same inputs.
+   warehouse keeps answering; the next build (the scheduled Dagster job, in-process: the
+   materialization test of test_orchestrate.py reads the same run) clears D's stale lock,
+   rebuilds incrementally and publishes a warehouse equal, relation by relation, to a full build
+   of the same inputs.
 3. ``status``: after a build that fails on a bad bundle, `status` shows it, the last success,
    the gate and the sources' freshness.
 
 The three run once, in this order, and are kept between runs while nothing they depend on
-changed (``built_once``).
+changed (the session fixture ``operations``, tests/integration/conftest.py: ``built_once``).
 """
 
 from __future__ import annotations
@@ -22,23 +24,21 @@ import shutil
 import signal
 import subprocess
 import sys
-from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
 import duckdb
 import pytest
 
-from tests.conftest import built_once
 from tests.integration.ops_helpers import (
     copy_warehouse,
     hold_paused,
     processes_mentioning,
+    run_build_job,
     staging_file,
     start_build,
     wait_for,
 )
-from tests.unit.test_public_loaders import _write_v4_fixture
 from warehouse.config import Settings, build_record_path
 from warehouse.pipeline.lock import read_holder
 from warehouse.pipeline.run import build
@@ -57,14 +57,6 @@ def _read(db: Path) -> list[tuple]:
         return con.execute(READER_SQL).fetchall()
     finally:
         con.close()
-
-
-@pytest.fixture(scope="module")
-def operations(fixture_warehouse, tmp_path_factory) -> dict:
-    """Both scenarios, run once and kept between runs while nothing they depend on changed
-    (``built_once``): what the tests below assert on is what these processes did."""
-    make = partial(_operations, fixture_warehouse[0])
-    return built_once(tmp_path_factory, "operations", make, code=[_write_v4_fixture])
 
 
 @pytest.fixture(scope="module")
@@ -174,10 +166,11 @@ def _killed(settings: Settings, reference: Settings) -> dict:
     d.wait(60)
     meanwhile = _read(settings.db_path)
     wait_for(lambda: not processes_mentioning(target), "build D's dbt to die with it", 60)
-    messages: list[str] = []
-    result = build(settings, nectar=FIXTURE, log=messages.append)
-    return {"settings": settings, "d": _ended(d), "meanwhile": meanwhile, "messages": messages,
-            "result": result, "reference": reference.db_path}  # fmt: skip
+    # the next build: the scheduled Dagster job, in-process (test_orchestrate.py reads its run)
+    job = run_build_job(settings, FIXTURE)
+    mode = json.loads(build_record_path(settings.db_path).read_text())["rebuilt"]["mode"]
+    return {"settings": settings, "d": _ended(d), "meanwhile": meanwhile, "messages": job["logs"],
+            "mode": mode, "job": job, "reference": reference.db_path}  # fmt: skip
 
 
 def test_after_a_sigkill_the_last_good_warehouse_answers(killed, contended) -> None:
@@ -189,7 +182,7 @@ def test_the_next_build_clears_the_stale_lock_and_publishes(killed) -> None:
     stale = [m for m in killed["messages"] if m.startswith("cleared a stale build lock")]
     assert stale and f"PID {pid}" in stale[0] and f"process {pid} is gone" in stale[0]
     assert any("unfinished file of an interrupted build" in m for m in killed["messages"])
-    assert killed["result"].mode == "incremental"
+    assert killed["job"]["success"] and killed["mode"] == "incremental"
     assert 2027 not in dict(_read(killed["settings"].db_path))
 
 

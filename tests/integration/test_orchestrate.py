@@ -15,15 +15,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from functools import partial
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tests.conftest import built_once
-from tests.integration.ops_helpers import copy_warehouse
-from tests.unit.test_public_loaders import _write_v4_fixture
 from warehouse.simulate.batch import add_year_batch
 
 dg = pytest.importorskip("dagster", reason="the orchestrate extra (make install installs it)")
@@ -93,71 +89,6 @@ def test_dagster_manifest_names_the_warehouse_database(definitions) -> None:
     of the temporary file the manifest was parsed with."""
     nodes = json.loads(definitions.MANIFEST.read_text())["nodes"].values()
     assert {n["database"] for n in nodes if n.get("database")} == {"tastebench"}
-
-
-@pytest.fixture(scope="module")
-def materialization(definitions, fixture_warehouse, tmp_path_factory) -> dict:
-    """The scheduled job run in-process on a copy of the fixture warehouse with a 2027 batch, once
-    and kept between runs while nothing it depends on changed (``built_once``): the events the
-    test reads, as plain data."""
-    make = partial(_materialize, definitions, fixture_warehouse[0])
-    return built_once(tmp_path_factory, "materialization", make, code=[_write_v4_fixture])
-
-
-def _materialize(definitions, reference, root: Path) -> dict:
-    settings = copy_warehouse(reference, root / "build")
-    saved = {key: os.environ.get(key) for key in settings.as_env()}
-    os.environ.update(settings.as_env())
-    try:
-        bundle = root / "bundle2027"
-        shutil.copytree(FIXTURE, bundle)
-        add_year_batch(bundle, 2027)
-        config = definitions.BuildConfig(nectar=str(bundle))
-        job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
-        result = job.execute_in_process(run_config=dg.RunConfig(ops={"tastebench_dbt": config}))
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    # read in the same process, right after the job: no handle is left open in-process
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        sql = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1"
-        years = dict(con.execute(sql).fetchall())
-    finally:
-        con.close()
-    events = {kind: [] for kind in ("ASSET_MATERIALIZATION", "ASSET_CHECK_EVALUATION")}
-    for event in result.all_events:
-        if event.event_type_value in events:
-            events[event.event_type_value].append(event.event_specific_data)
-    return {
-        "success": result.success,
-        "materialized": {
-            e.materialization.asset_key.path[-1] for e in events["ASSET_MATERIALIZATION"]
-        },
-        "checks": [
-            (ev.asset_key.path[-1], ev.check_name, ev.passed)
-            for ev in events["ASSET_CHECK_EVALUATION"]
-        ],
-        "years": years,
-    }
-
-
-def test_a_materialization_runs_in_process(definitions, materialization) -> None:
-    assert materialization["success"]
-    materialized = materialization["materialized"]
-    assert {"stg_nectar__ratings", "fct_panel_means"} <= materialized
-    assert "nectar_consolidated_sensory_rating" in materialized  # the raw table it reloaded
-    assert "dim_ml_fits" not in materialized, "an incremental run materializes what it rebuilt"
-    evaluations = materialization["checks"]
-    checked = {(asset, check) for asset, check, _ in evaluations}
-    assert ("fct_panel_means", "gx_suite") in checked
-    assert ("dim_categories", "deidentification_guards") in checked
-    assert len(evaluations) == len(definitions.check_specs()) == 31  # rebuilt or not
-    assert all(passed for *_, passed in evaluations)
-    assert materialization["years"][2027] > 0
 
 
 def test_the_sensor_fires_on_a_new_or_changed_bundle_only(definitions, tmp_path, monkeypatch):
@@ -352,3 +283,29 @@ def test_dbt_docs_name_the_warehouse_database(fixture_warehouse, fixture_dbt_doc
     page = fixture_dbt_docs[0].read_text(encoding="utf-8")
     databases = set(re.findall(r'"database": ?"([^"]*)"', page))
     assert databases == {settings.db_path.name.split(".")[0]} == {"tastebench"}
+
+
+@pytest.fixture(scope="module")
+def materialization(operations) -> dict:
+    """The scheduled job run in-process, as the build after a killed one in test_operations.py
+    (run once there and kept between runs, ``built_once``): on a copy of the fixture warehouse
+    that a 2027 batch changed, back to the fixture bundle; the events the test reads, as plain
+    data (tests/integration/ops_helpers.py: ``run_build_job``)."""
+    return operations["killed"]["job"]
+
+
+def test_a_materialization_runs_in_process(definitions, materialization, operations) -> None:
+    assert materialization["success"]
+    materialized = materialization["materialized"]
+    assert {"stg_nectar__ratings", "fct_panel_means"} <= materialized
+    assert "nectar_consolidated_sensory_rating" in materialized  # the raw table it reloaded
+    assert "dim_ml_fits" not in materialized, "an incremental run materializes what it rebuilt"
+    evaluations = materialization["checks"]
+    checked = {(asset, check) for asset, check, _ in evaluations}
+    assert ("fct_panel_means", "gx_suite") in checked
+    assert ("dim_categories", "deidentification_guards") in checked
+    assert len(evaluations) == len(definitions.check_specs()) == 31  # rebuilt or not
+    assert all(passed for *_, passed in evaluations)
+    # it published the bundle it was given: the fixture's years, the 2027 batch gone
+    assert materialization["years"] == dict(operations["contended"]["before"])
+    assert 2027 not in materialization["years"]

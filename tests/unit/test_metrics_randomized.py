@@ -11,6 +11,7 @@ from scipy import stats
 from warehouse.metrics.intervals import RECALL_METRICS, _Data, metric_intervals
 from warehouse.metrics.randomized import (
     auxiliary_stream,
+    average_ranks,
     data_digest,
     fuzzy_bounds,
     fuzzy_cover_probability,
@@ -112,6 +113,19 @@ def test_interval_depends_on_within_category_orders_only() -> None:
         ranks[rows] = rankdata(gold[rows], method="average")
     c_ = metric_intervals(cat, ranks, pred, "category_randomized")
     assert a == b == c_
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 12, 215])
+def test_average_ranks_are_scipys_bit_for_bit(n) -> None:
+    """The digest's ranks are scipy's ``rankdata(method="average")``, byte for byte: ties (runs of
+    every length, -0.0 beside 0.0), distinct values, and NaN (scipy's own policy)."""
+    rng = np.random.default_rng(n)
+    for _ in range(200):
+        tied = rng.integers(0, n // 3 + 1, n).astype(np.float64) * rng.choice([1.0, 0.1, -1e-300])
+        if n:
+            tied[rng.integers(0, n)] = -0.0
+        for a in (tied, rng.normal(size=n), np.where(rng.random(n) < 0.2, np.nan, tied)):
+            assert average_ranks(a).tobytes() == stats.rankdata(a, method="average").tobytes()
 
 
 def test_auxiliary_uniforms_of_different_predictions_look_independent() -> None:

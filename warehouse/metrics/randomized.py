@@ -52,6 +52,22 @@ from scipy.stats import rankdata
 BRENTQ_XTOL = 1e-14
 
 
+def average_ranks(a: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(a, method="average")`` of a 1-d float array, bit for bit (ranks of a
+    run of equal values: the mean of its positions, an exact half-integer), without scipy's
+    per-call overhead (~0.15 ms: :func:`data_digest` ranks every category of every file it
+    hashes). An array with NaN goes to scipy (its NaN policy)."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 1 or np.isnan(a).any():
+        return rankdata(a, method="average")
+    order = np.argsort(a, kind="mergesort")
+    s = a[order]
+    bounds = np.flatnonzero(np.r_[True, s[1:] != s[:-1], True])  # run starts, then the end
+    ranks = np.empty(len(a))
+    ranks[order] = np.repeat(0.5 * (bounds[:-1] + bounds[1:] + 1), np.diff(bounds))
+    return ranks
+
+
 def data_digest(metric: str, names: Sequence[str], cats: Sequence[tuple[np.ndarray, ...]]) -> bytes:
     """SHA-256 of the metric name and the scored rows: per category (sorted), its name (UTF-8,
     NUL-terminated), its size (int64) and the within-category average ranks (exact ties) of its
@@ -64,7 +80,7 @@ def data_digest(metric: str, names: Sequence[str], cats: Sequence[tuple[np.ndarr
         h.update(str(name).encode("utf-8") + b"\0")
         h.update(np.int64(len(arrays[0])).tobytes())
         for a in arrays:
-            ranks = rankdata(np.asarray(a, dtype=np.float64), method="average")
+            ranks = average_ranks(a)
             h.update(np.ascontiguousarray(ranks, dtype="<f8").tobytes())
     return h.digest()
 

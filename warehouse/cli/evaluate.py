@@ -70,8 +70,10 @@ def report(
 ) -> None:
     """Write the self-contained HTML results report from the built warehouse's metrics marts."""
     from warehouse.config import load_settings, reports_dir
+    from warehouse.errors import require_warehouse
+
+    path = require_warehouse(load_settings(db_path=db).db_path)  # before the slow imports
     from warehouse.evaluate.results_report import write_report
 
-    path = load_settings(db_path=db).db_path
     written = write_report(path, out or reports_dir(path) / "results.html")
     consoles.results().print(f"report written to {written.resolve()}")

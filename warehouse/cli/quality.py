@@ -24,12 +24,13 @@ def quality(
     """Re-validate the warehouse read-only: GX suites + de-identification guards, HTML report."""
     from warehouse.config import load_settings, project_dir
     from warehouse.errors import require_warehouse
+
+    settings = load_settings(db_path=db)
+    require_warehouse(settings.db_path)  # before the slow imports and the dbt parse
+    project_dir()  # the dbt manifest and the suites come from the project
     from warehouse.pipeline.dbt import ensure_manifest
     from warehouse.quality.runner import print_summary, report_paths, run_quality
 
-    settings = load_settings(db_path=db)
-    require_warehouse(settings.db_path)  # before the dbt parse that ensure_manifest may run
-    project_dir()  # the dbt manifest and the suites come from the project
     report_path, history_path = report_paths(settings.db_path)
     console = consoles.results()
     with consoles.progress().status("validating the warehouse") as status:

@@ -22,10 +22,13 @@ def release(
 ) -> None:
     """Export the de-identified public benchmark (guards must pass; see docs/release.md)."""
     from warehouse.config import load_settings
+    from warehouse.errors import require_warehouse
+
+    settings = load_settings(db_path=db)
+    require_warehouse(settings.db_path)  # before the slow imports
     from warehouse.release.export import export_release
     from warehouse.release.summary import print_release
 
-    settings = load_settings(db_path=db)
     export = partial(export_release, settings=settings)
     _export("release", export, print_release, out_dir, settings, gated_dir)
 
@@ -52,10 +55,13 @@ def competition(
     """Export the competition (decoys, global codes, random sides); solution goes to the gated
     folder only."""
     from warehouse.config import load_settings
+    from warehouse.errors import require_warehouse
+
+    settings = load_settings(db_path=db)
+    require_warehouse(settings.db_path)  # before the slow imports
     from warehouse.release.competition import export_competition
     from warehouse.release.summary import print_competition
 
-    settings = load_settings(db_path=db)
     _export("competition", export_competition, print_competition, out_dir, settings, gated_dir)
 
 

@@ -267,12 +267,15 @@ def _project_key() -> str:
 # collection order, the first two to the two workers, then each to the first worker free. The
 # files below start the session builds, in an order that keeps both workers busy on a first run:
 # the default (a copy of `make build`'s, seconds) and the fixture warehouse (a minute) first, then
-# the two planted builds that start from the default; a file that reads a build another worker is
-# still making waits for it. Every other file keeps its place.
+# a planted build that starts from the default, then the operations scenarios on the fixture
+# (two minutes; test_orchestrate.py's last test reads their Dagster job run), then the other
+# planted build; a file that reads a build another worker is still making waits for it. Every
+# other file keeps its place.
 START_FILES = (
     "tests/integration/test_analysts.py",
     "tests/integration/test_build_fixture.py",
     "tests/integration/test_deidentification_target.py",
+    "tests/integration/test_operations.py",
     "tests/integration/test_deidentification.py",
 )
 

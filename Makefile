@@ -25,12 +25,10 @@ test: $(STAMP)  ## run the whole test suite, print the line coverage of warehous
 
 install: $(STAMP)
 
-# --no-compile: Python compiles a module's bytecode when it is first imported, so only what runs is
-# compiled (compiling every installed module was ~1 of the install's 2.5 CPU minutes on 2 cores)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,orchestrate]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,orchestrate]'
 	@touch $(STAMP)
 
 lint: $(STAMP)  ## ruff (Python) and sqlfluff with the dbt templater (SQL)

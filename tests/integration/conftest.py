@@ -86,7 +86,7 @@ def _docs(settings: Settings, root: Path) -> tuple[Path, str, dict]:
     home, cwd = root / "elsewhere_wh", root / "cwd"
     home.mkdir()
     cwd.mkdir()
-    db = home / settings.db_path.name  # named like the warehouse: the docs name its database
+    db = home / settings.db_path.name
     shutil.copyfile(settings.db_path, db)
     done = subprocess.run(
         [sys.executable, "-m", "warehouse.cli", "docs", "--db", str(db)],

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from warehouse.config import Settings, load_settings
+from warehouse.config import Settings, environment, load_settings
 from warehouse.pipeline.lock import read_holder
 from warehouse.pipeline.state import state_dir
 
@@ -100,20 +100,12 @@ def run_build_job(settings: Settings, nectar: Path) -> dict:
 
     from warehouse.orchestrate import definitions  # its asset graph: the session's manifest
 
-    saved = {key: os.environ.get(key) for key in settings.as_env()}
-    os.environ.update(settings.as_env())
     instance = dg.DagsterInstance.ephemeral()
-    try:
+    with environment(settings.as_env()):
         config = definitions.BuildConfig(nectar=str(nectar))
         job = definitions.defs.resolve_job_def("tastebench_build")  # the scheduled job itself
         ops = {"tastebench_dbt": config}
         result = job.execute_in_process(run_config=dg.RunConfig(ops=ops), instance=instance)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     events = {kind: [] for kind in ("ASSET_MATERIALIZATION", "ASSET_CHECK_EVALUATION")}
     for event in result.all_events:
         if event.event_type_value in events:
@@ -129,17 +121,18 @@ def run_build_job(settings: Settings, nectar: Path) -> dict:
             for ev in events["ASSET_CHECK_EVALUATION"]
         ],
         "logs": logs,
-        "years": dict(_rating_years(settings.db_path)),
+        "years": dict(read_rating_years(settings.db_path)),
     }
 
 
-def _rating_years(db: Path) -> list[tuple]:
-    """(rating year, ratings) of the published file, read after the job: no handle left open."""
+def read_rating_years(db: Path) -> list[tuple]:
+    """(rating year, ratings) of the published file, by year: what a reader of the warehouse sees
+    (the connection closed before returning: no handle left open in-process)."""
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        sql = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1"
+        sql = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1 order by 1"
         return con.execute(sql).fetchall()
     finally:
         con.close()

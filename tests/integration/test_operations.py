@@ -27,13 +27,13 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import duckdb
 import pytest
 
 from tests.integration.ops_helpers import (
     copy_warehouse,
     hold_paused,
     processes_mentioning,
+    read_rating_years,
     run_build_job,
     staging_file,
     start_build,
@@ -48,15 +48,6 @@ from warehouse.simulate.batch import add_year_batch
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nectar_mini"
-READER_SQL = "select rating_year, count(*) from staging.stg_nectar__ratings group by 1 order by 1"
-
-
-def _read(db: Path) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(READER_SQL).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +77,7 @@ def _ended(proc: subprocess.Popen) -> SimpleNamespace:
 
 def _contended(reference: Settings, batch_bundle: Path, root: Path) -> dict:
     settings = copy_warehouse(reference, root / "build")
-    before = _read(settings.db_path)
+    before = read_rating_years(settings.db_path)
     a = start_build(settings, "--nectar", str(batch_bundle))
     hold_paused(settings, a)
     holder = read_holder(settings.db_path)
@@ -99,7 +90,7 @@ def _contended(reference: Settings, batch_bundle: Path, root: Path) -> dict:
     waiter_log = root / "waiter.err"
     c = start_build(settings, "--nectar", str(batch_bundle), "--wait", "900", stderr=waiter_log)
     wait_for(lambda: "waiting up to 900 s" in waiter_log.read_text(), "build C to wait")
-    during = _read(settings.db_path)
+    during = read_rating_years(settings.db_path)
     c_was_waiting = c.poll() is None
     a.send_signal(signal.SIGCONT)
     a_out, a_err = a.communicate(timeout=1800)
@@ -108,7 +99,7 @@ def _contended(reference: Settings, batch_bundle: Path, root: Path) -> dict:
         "settings": settings, "a": _ended(a), "a_out": a_out, "a_err": a_err, "holder": holder,
         "refused": refused, "c": _ended(c), "c_out": c_out, "c_err": waiter_log.read_text(),
         "c_was_waiting": c_was_waiting, "before": before, "during": during,
-        "after": _read(settings.db_path),
+        "after": read_rating_years(settings.db_path),
         "record": json.loads(build_record_path(settings.db_path).read_text()),
     }  # fmt: skip
 
@@ -164,7 +155,7 @@ def _killed(settings: Settings, reference: Settings) -> dict:
     assert staging_file(settings).exists()
     d.send_signal(signal.SIGKILL)
     d.wait(60)
-    meanwhile = _read(settings.db_path)
+    meanwhile = read_rating_years(settings.db_path)
     wait_for(lambda: not processes_mentioning(target), "build D's dbt to die with it", 60)
     # the next build: the scheduled Dagster job, in-process (test_orchestrate.py reads its run)
     job = run_build_job(settings, FIXTURE)
@@ -183,7 +174,7 @@ def test_the_next_build_clears_the_stale_lock_and_publishes(killed) -> None:
     assert stale and f"PID {pid}" in stale[0] and f"process {pid} is gone" in stale[0]
     assert any("unfinished file of an interrupted build" in m for m in killed["messages"])
     assert killed["job"]["success"] and killed["mode"] == "incremental"
-    assert 2027 not in dict(_read(killed["settings"].db_path))
+    assert 2027 not in dict(read_rating_years(killed["settings"].db_path))
 
 
 def test_an_incremental_rebuild_equals_a_full_build(killed) -> None:

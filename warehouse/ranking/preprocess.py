@@ -105,8 +105,7 @@ def rowwise_project(a: np.ndarray, components: np.ndarray) -> np.ndarray:
     equal rows of ``a`` give bit-equal rows of the output whatever their position and whatever
     the other rows: numpy's dot loop (BLAS ``ddot`` on vectors this short: one thread) sums in an
     order fixed by the length, where a matrix product's blocking depends on the row's place in the
-    block and on the thread count. ``test_ranking_properties.py`` checks it; 5x faster than the
-    elementwise products and per-row sums it replaced (``benchmarks/food_models.py``)."""
+    block and on the thread count. ``test_ranking_properties.py`` checks it."""
     a = np.ascontiguousarray(a, dtype=np.float64)
     c = np.ascontiguousarray(components, dtype=np.float64)
     return np.vecdot(a[:, None, :], c[None, :, :])

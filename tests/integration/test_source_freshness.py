@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from tests.conftest import built_once
-from warehouse.pipeline.dbt import BuildError, run_dbt
+from warehouse.pipeline.dbt import BuildError, copy_name, run_dbt
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +22,7 @@ def _freshness(default_warehouse, stale: dict[str, int], tmp_path: Path) -> dict
     """Status per source table on a copy of the default build whose ``_loaded_at`` is moved
     ``stale[table]`` days into the past."""
     settings, result = default_warehouse
-    db = tmp_path / "copy.duckdb"
+    db = copy_name(result.db_path, tmp_path)  # so dbt starts from the build's parse
     shutil.copyfile(result.db_path, db)
     con = duckdb.connect(str(db))
     for table, days in stale.items():

@@ -9,18 +9,13 @@ its database for writing, and the published file is only ever read.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from warehouse.config import (
-    ENV_DB,
-    REPO_ROOT,
     Settings,
-    apply_quiet_env,
     build_record_path,
     read_build_record,
 )
@@ -47,20 +42,17 @@ def running_build(settings: Settings) -> dict | None:
 def source_freshness(settings: Settings) -> list[dict]:
     """``dbt source freshness`` over a copy of the published file: one row per source table that
     declares a freshness policy (status pass | warn | error | runtime error, max loaded-at, age)."""
-    from warehouse.pipeline.dbt import dbt_command
+    from warehouse.pipeline.dbt import copy_name, dbt_process
 
     if not settings.db_path.exists():
         return []
-    apply_quiet_env()
     with tempfile.TemporaryDirectory(prefix="tb-freshness-") as tmp:
-        copy = Path(tmp) / "freshness.duckdb"
+        # under the build's staging name, so dbt starts from the build's parse (copy_name)
+        copy = copy_name(settings.db_path, Path(tmp))
         shutil.copyfile(settings.db_path, copy)
         out = Path(tmp) / "sources.json"
-        cmd = dbt_command(["source", "freshness", "--output", str(out)], settings, Path(tmp))
-        env = {**os.environ, **settings.as_env(), ENV_DB: str(copy)}
-        proc = subprocess.run(
-            cmd, env=env, cwd=REPO_ROOT, check=False, capture_output=True, text=True
-        )
+        args = ["source", "freshness", "--output", str(out)]
+        proc = dbt_process(args, settings, copy, Path(tmp), capture=True)
         if not out.exists():
             tail = (proc.stdout or "").strip().splitlines()[-3:]
             return [{"source": "(dbt source freshness)", "status": "runtime error",

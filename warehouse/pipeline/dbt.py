@@ -64,6 +64,20 @@ def run_dbt(
     A child process, not dbtRunner: dbt-duckdb caches its DuckDB handle per process, and a cached
     handle on the file we later swap into place would write into the published warehouse.
     """
+    if dbt_process(args, settings, db_path, work_dir).returncode != 0:
+        raise dbt_failure(args[0], (work_dir or settings.build_dir) / "dbt", db_path)
+
+
+def dbt_process(
+    args: list[str],
+    settings: Settings,
+    db_path: Path,
+    work_dir: Path | None = None,
+    capture: bool = False,
+):
+    """The finished dbt child of :func:`run_dbt` (its output captured as text when ``capture``),
+    whatever its exit status; it starts from the last parse of runs like it (:func:`_parse_seed`)
+    and leaves its own parse there."""
     import subprocess
     import sys
 
@@ -80,12 +94,13 @@ def run_dbt(
         parsed.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(seed, parsed)
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(cmd, env=env, cwd=db_path.parent, check=False)
+    proc = subprocess.run(
+        cmd, env=env, cwd=db_path.parent, check=False, capture_output=capture, text=capture
+    )
     data = parsed.read_bytes() if parsed.exists() else None
     if data is not None and (not seed.exists() or seed.read_bytes() != data):
         atomic_write(seed, data)
-    if proc.returncode != 0:
-        raise dbt_failure(args[0], target, db_path)
+    return proc
 
 
 def copy_name(db_path: Path, folder: Path) -> Path:

@@ -14,11 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from warehouse.config import (
-    Settings,
-    build_record_path,
-    read_build_record,
-)
+from warehouse.config import Settings, build_record_path, read_build_record
 
 
 def last_build(settings: Settings) -> dict | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, apply_quiet_env
@@ -74,11 +75,10 @@ def dbt_process(
     db_path: Path,
     work_dir: Path | None = None,
     capture: bool = False,
-):
+) -> subprocess.CompletedProcess:
     """The finished dbt child of :func:`run_dbt` (its output captured as text when ``capture``),
     whatever its exit status; it starts from the last parse of runs like it (:func:`_parse_seed`)
     and leaves its own parse there."""
-    import subprocess
     import sys
 
     apply_quiet_env()

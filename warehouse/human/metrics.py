@@ -14,7 +14,6 @@ Everything here works on plain numpy arrays; the DataFrame plumbing lives in
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 
 from warehouse.metrics.core import TIE_EPS
 
@@ -85,6 +84,8 @@ def spearman_rows(gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
     present; rho is the Pearson correlation of the ranks. NaN when fewer than 2 complete positions
     or when either ranked vector is constant (where scipy also returns NaN).
     """
+    import scipy.stats
+
     gold = np.atleast_2d(np.asarray(gold, dtype=float))
     pred = np.atleast_2d(np.asarray(pred, dtype=float))
     gold, pred = np.broadcast_arrays(gold, pred)
@@ -141,6 +142,8 @@ def kendall_w(ranks_source: np.ndarray) -> float:
 
     NaN when ``m < 2``, ``n < 2`` or the denominator is 0 (every rater ties every object).
     """
+    import scipy.stats
+
     x = np.asarray(ranks_source, dtype=float)
     if x.ndim != 2:
         raise ValueError("kendall_w expects a raters x objects matrix")

@@ -50,7 +50,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-from scipy import special
 
 from .copyfree import spearman_distinct
 from .core import (
@@ -305,6 +304,8 @@ def bca_interval(
     ``theta_hat`` z0 is infinite and both levels are its limit (1 above, 0 below), so both
     bounds are the extreme replicate. NaN replicates (undefined statistic) are ignored.
     """
+    from scipy import special
+
     boot = np.asarray(boot, dtype=np.float64)
     boot = boot[~np.isnan(boot)]
     jack = np.asarray(jack, dtype=np.float64)

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from scipy import stats
 
 from warehouse.config import project_var
 
@@ -305,6 +304,8 @@ def pairwise_accuracy_pooled(category: object, gold: object, pred: object) -> fl
 
 def _per_category_corr(grouped: Grouped, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """(statistic, n_c) per sorted category; statistic is NaN where undefined."""
+    from scipy import stats
+
     fn = stats.spearmanr if kind == "spearman" else stats.kendalltau
     vals = np.full(len(grouped.rows), np.nan)
     for c, rows in enumerate(grouped.rows):

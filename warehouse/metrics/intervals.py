@@ -62,8 +62,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import polars as pl
-from scipy import special
-from scipy import stats as sps
 
 from .bootstrap import (
     BOOT_METRICS,
@@ -197,6 +195,9 @@ def _scaled_interval(
     method: str = "ustat_t",
 ) -> Interval:
     """Estimate +/- t_df x SE on the logit (accuracy) or Fisher-z (correlation) scale."""
+    from scipy import special
+    from scipy import stats as sps
+
     q = float(sps.t.ppf(1 - alpha / 2, max(df, 1)))
     se = float(np.sqrt(var))
     lo_b, hi_b = (0.0, 1.0) if metric in _LOGIT else (-1.0, 1.0)
@@ -289,6 +290,9 @@ def _ustat(data: _Data, metric: str, alpha: float, method: str = "ustat_t") -> I
 
 def _recall_binomial(data: _Data, metric: str, alpha: float, method: str) -> Interval:
     """Jeffreys or Wilson interval of the mean of the K per-category Recall values."""
+    from scipy import special
+    from scipy import stats as sps
+
     vals = data.per_category(f"recall_{metric.rsplit('_', 1)[1]}")
     k = len(vals)
     p = float(vals.mean())

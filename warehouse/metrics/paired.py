@@ -29,7 +29,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from .bootstrap import draw_main_indices
 from .ustat import ustat_variance_closed_form
@@ -96,6 +95,8 @@ def ustat_differences(
     mat: np.ndarray, structure: list[CategoryPairs], pairs: list[tuple[int, int]], alpha: float
 ) -> list[dict[str, object]]:
     """``diff, ci_lo, ci_hi, p_value, ci_note`` per model pair (method ``ustat_t``)."""
+    from scipy import stats as sps
+
     n_pairs = mat.shape[0]
     kernels = [_kernels(mat, cp) for cp in structure]
     weights = [len(cp.rows) / n_pairs for cp in structure]

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import stats
 
 from .bootstrap import BOOT_METRICS, bca_ci
 from .core import RECALL_KS, as_category_array, as_polars
@@ -68,6 +67,8 @@ def slot1_wins_accuracy(pairs_df: object, alpha: float = 0.05) -> dict[str, obje
 
     Returns ``point, lo, hi, chance (0.5), beats_chance, differs_from_chance, n_pairs, n_wins``.
     """
+    from scipy import stats
+
     pairs_df = as_polars(pairs_df, "pair file")
     need = {"product_code_1", "higher_rated_product"}
     if not need <= set(pairs_df.columns):

@@ -45,9 +45,6 @@ import hashlib
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize, special
-from scipy import stats as sps
-from scipy.stats import rankdata
 
 BRENTQ_XTOL = 1e-14
 
@@ -57,6 +54,8 @@ def average_ranks(a: np.ndarray) -> np.ndarray:
     run of equal values: the mean of its positions, an exact half-integer), without scipy's
     per-call overhead (~0.15 ms: :func:`data_digest` ranks every category of every file it
     hashes). An array with NaN goes to scipy (its NaN policy)."""
+    from scipy.stats import rankdata
+
     a = np.asarray(a, dtype=np.float64)
     if a.ndim != 1 or np.isnan(a).any():
         return rankdata(a, method="average")
@@ -93,12 +92,16 @@ def auxiliary_stream(seed: int, digest: bytes) -> np.random.Generator:
 
 def _root(f) -> float:
     """The root of ``f`` in [0, 1] (a bound's defining equation; it changes sign there)."""
+    from scipy import optimize
+
     return optimize.brentq(f, 0.0, 1.0, xtol=BRENTQ_XTOL)
 
 
 def fuzzy_bounds(x: int, k: int, v: float, alpha: float = 0.05) -> tuple[float, float]:
     """Stevens' randomized equal-tailed bounds of a binomial(k, q) proportion at count x and
     auxiliary v in [0, 1), closed at the estimate x / k (module docstring)."""
+    from scipy import special
+
     if not 0 <= x <= k or k < 1:
         raise ValueError(f"hit count {x} outside 0..{k}")
     a2 = alpha / 2
@@ -129,6 +132,8 @@ def fuzzy_cover_probability(x: np.ndarray, k: int, q: float, alpha: float = 0.05
     and x = K drops the lower (upper) condition. Under X ~ binomial(k, q) the counts' mean of
     this is 1 - alpha (what :func:`fuzzy_bounds` is built for).
     """
+    from scipy import stats as sps
+
     x = np.asarray(x, dtype=np.int64)
     px = sps.binom.pmf(x, k, q)
     with np.errstate(divide="ignore", invalid="ignore"):

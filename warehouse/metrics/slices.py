@@ -21,7 +21,6 @@ from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from .core import json_float
 from .validate import normalize_code
@@ -45,6 +44,8 @@ def accuracy_by_delta_quintile(credit: object, abs_delta: object, n_bins: int = 
 
     Columns: ``bin, delta_min, delta_max, n_pairs, accuracy``.
     """
+    from scipy import stats
+
     c, d = _pair_arrays(credit, abs_delta, "abs_delta")
     d = d.astype(np.float64)
     if not np.isfinite(d).all():
@@ -137,6 +138,8 @@ def welch_clear_pairs(rating_stats: pl.DataFrame, pairs: pl.DataFrame) -> np.nda
     ratings gives p < .05 (``rating_stats``: ``category, product_code, mean, var, n`` with the
     sample variance; a null variance counts as NaN). Pairs with a product lacking two ratings are
     ambiguous."""
+    from scipy import stats
+
     idx = {
         (str(c), normalize_code(p)): (m, v, n)
         for c, p, m, v, n in zip(

@@ -8,7 +8,7 @@ import pytest
 
 gx = pytest.importorskip("great_expectations")
 
-from warehouse.quality import guards  # noqa: E402
+from warehouse.quality import QualityError, guards  # noqa: E402
 from warehouse.quality.expectations import (  # noqa: E402
     GUARD_CONTEXTS,
     ExpectGroupRowCountsToEqual,
@@ -18,7 +18,7 @@ from warehouse.quality.expectations import (  # noqa: E402
     ExpectTableToPassDeidentificationGuards,
     column_kind,
 )
-from warehouse.quality.runner import _GX, load_suite_modules  # noqa: E402
+from warehouse.quality.runner import _GX, load_suite_modules, suite_relations  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +131,15 @@ def test_every_suite_file_builds(gxr, data_mirror) -> None:
             assert schema in {"raw", "staging", "marts"}
             assert mod.__file__.endswith(f"/{table}.py"), "one file per model, named like it"
             assert suite.name == mod.MODEL and suite.expectations
+    assert suite_relations() == [mod.MODEL for mod in modules]  # what Dagster places checks on
+
+
+def test_a_suite_file_without_a_literal_model_is_named(tmp_path) -> None:
+    """The definitions read ``MODEL`` from the source: a suite that computes it is refused by
+    name, not skipped (its check would silently vanish from the asset graph)."""
+    (tmp_path / "ok.py").write_text('MODEL = "marts.dim_blocks"\n')
+    (tmp_path / "computed.py").write_text('MODEL = "marts." + "dim_products"\n')
+    with pytest.raises(QualityError, match=r"computed\.py defines no MODEL"):
+        suite_relations(tmp_path)
+    (tmp_path / "computed.py").unlink()
+    assert suite_relations(tmp_path) == ["marts.dim_blocks"]

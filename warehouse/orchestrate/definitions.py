@@ -153,11 +153,11 @@ def check_key(relation: str, manifest: Path = MANIFEST) -> dg.AssetKey | None:
 def check_specs(manifest: Path = MANIFEST) -> list[dg.AssetCheckSpec]:
     """One check per GX suite (on the model or raw source it validates) and one
     de-identification check per public table."""
-    from warehouse.quality.runner import load_suite_modules
+    from warehouse.quality.runner import suite_relations
 
     specs = []
-    for mod in load_suite_modules():
-        key = check_key(mod.MODEL, manifest)
+    for relation in suite_relations():
+        key = check_key(relation, manifest)
         if key is not None:
             specs.append(dg.AssetCheckSpec("gx_suite", asset=key))
     for relation in _public_models(manifest):

@@ -11,6 +11,7 @@ file and writes the self-contained HTML report (``warehouse.quality.report``).
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import logging
@@ -48,21 +49,48 @@ SCALE_ORIGINS_SKIPPED = {"test_fixture"}  # benchmark-scale expectations do not 
 
 
 # --- suites -----------------------------------------------------------------------------------
+def _suite_files(directory: Path) -> list[Path]:
+    """Every ``expectations/*.py`` not starting with ``_``, sorted."""
+    return [p for p in sorted(Path(directory).glob("*.py")) if not p.name.startswith("_")]
+
+
+def _no_model(path: Path) -> QualityError:
+    return QualityError(
+        f"{path} defines no MODEL/build_suite. Fix: every suite file exposes "
+        "MODEL = '<schema>.<table>' and build_suite() -> gx.ExpectationSuite."
+    )
+
+
+def suite_relations(directory: Path = EXPECTATIONS_DIR) -> list[str]:
+    """The relation (``MODEL``) each suite validates, read from its source without running it:
+    what the Dagster definitions need to place a check, without the ~3 s of importing Great
+    Expectations that executing a suite file costs every process that loads them."""
+    relations = []
+    for path in _suite_files(directory):
+        found = [
+            node.value.value
+            for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body
+            if isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["MODEL"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ]
+        if len(found) != 1:
+            raise _no_model(path)
+        relations.append(found[0])
+    return relations
+
+
 def load_suite_modules(directory: Path = EXPECTATIONS_DIR) -> list[ModuleType]:
     """Import every ``expectations/*.py`` (not starting with ``_``) by path."""
     modules = []
-    for path in sorted(Path(directory).glob("*.py")):
-        if path.name.startswith("_"):
-            continue
+    for path in _suite_files(directory):
         spec = importlib.util.spec_from_file_location(f"tastebench_expectations.{path.stem}", path)
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         if not hasattr(mod, "MODEL") or not hasattr(mod, "build_suite"):
-            raise QualityError(
-                f"{path} defines no MODEL/build_suite. Fix: every suite file exposes "
-                "MODEL = '<schema>.<table>' and build_suite() -> gx.ExpectationSuite."
-            )
+            raise _no_model(path)
         modules.append(mod)
     return modules
 

@@ -161,14 +161,14 @@ def _wait_for_location(url: str, proc, deadline_s: float) -> dict:
         try:
             data = _graphql(url, GRAPH_QUERY)
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(2)
+            time.sleep(0.5)
             continue
         entries = data["workspaceOrError"]["locationEntries"]
         if entries and all(e["loadStatus"] == "LOADED" for e in entries):
             errors = [e["locationOrLoadError"] for e in entries]
             assert all(e["__typename"] == "RepositoryLocation" for e in errors), errors
             return data
-        time.sleep(2)
+        time.sleep(0.5)
     raise AssertionError(f"dagster-webserver did not load the code location in {deadline_s} s")
 
 

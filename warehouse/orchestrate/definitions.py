@@ -39,7 +39,7 @@ from dagster_dbt import (
 )
 
 from warehouse.config import ENV_DB, REPO_ROOT, Settings, environment, load_settings
-from warehouse.pipeline.dbt import copy_name, dbt_failure, run_dbt
+from warehouse.pipeline.dbt import copy_name, dbt_dir, dbt_failure, run_dbt
 from warehouse.pipeline.run import build
 
 ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
@@ -233,7 +233,7 @@ def tastebench_dbt_assets(
     events: list = []
 
     def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
-        target = run_settings.build_dir / "dbt" / "target"
+        target = dbt_dir(run_settings) / "target"
         # the environment of the dbt child process that DbtCliResource starts
         with environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
             invocation = dbt.cli(

@@ -33,11 +33,16 @@ _LAUNCHER = (
 )
 
 
+def dbt_dir(settings: Settings, work_dir: Path | None = None) -> Path:
+    """The folder of dbt's target and logs for a run in ``work_dir`` (default: the build folder)."""
+    return (work_dir or settings.build_dir) / "dbt"
+
+
 def dbt_command(args: list[str], settings: Settings, work_dir: Path | None = None) -> list[str]:
     """The dbt command line for ``args`` (project, profiles, target and log paths of the build)."""
     import sys
 
-    target = (work_dir or settings.build_dir) / "dbt"
+    target = dbt_dir(settings, work_dir)
     dbt_exe = Path(sys.executable).with_name("dbt")
     return [
         str(dbt_exe) if dbt_exe.exists() else "dbt",
@@ -66,7 +71,7 @@ def run_dbt(
     handle on the file we later swap into place would write into the published warehouse.
     """
     if dbt_process(args, settings, db_path, work_dir).returncode != 0:
-        raise dbt_failure(args[0], (work_dir or settings.build_dir) / "dbt", db_path)
+        raise dbt_failure(args[0], dbt_dir(settings, work_dir), db_path)
 
 
 def dbt_process(
@@ -82,7 +87,7 @@ def dbt_process(
     import sys
 
     apply_quiet_env()
-    target = (work_dir or settings.build_dir) / "dbt"
+    target = dbt_dir(settings, work_dir)
     cmd = dbt_command(args, settings, work_dir)
     if sys.platform.startswith("linux"):
         cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *cmd]
@@ -186,7 +191,7 @@ def ensure_manifest(settings: Settings) -> Path:
 
     path = manifest_path(settings.build_dir)
     if not path.exists():
-        run_dbt(["parse"], settings, copy_name(settings.db_path, settings.build_dir / "dbt"))
+        run_dbt(["parse"], settings, copy_name(settings.db_path, dbt_dir(settings)))
     return path
 
 

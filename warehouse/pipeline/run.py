@@ -25,7 +25,7 @@ from warehouse.config import Settings
 from warehouse.errors import WarehouseError
 from warehouse.pipeline import plan as planning
 from warehouse.pipeline import publish, state
-from warehouse.pipeline.dbt import run_dbt, run_results
+from warehouse.pipeline.dbt import dbt_dir, run_dbt, run_results
 from warehouse.pipeline.gate import run_quality_gate
 from warehouse.pipeline.lock import BuildLock
 from warehouse.pipeline.record import BuildResult, write_build_record
@@ -273,7 +273,7 @@ def _dbt_build(
         ran_dbt = bool(select)
     result.timings["dbt_build_s"] = time.perf_counter() - t
     result.rebuilt_models = (
-        sorted(n for n, _, _ in run_results(settings.build_dir / "dbt")) if ran_dbt else []
+        sorted(n for n, _, _ in run_results(dbt_dir(settings))) if ran_dbt else []
     )
     if plan.mode == "incremental":
         log(

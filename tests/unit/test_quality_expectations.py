@@ -137,9 +137,13 @@ def test_every_suite_file_builds(gxr, data_mirror) -> None:
 def test_a_suite_file_without_a_literal_model_is_named(tmp_path) -> None:
     """The definitions read ``MODEL`` from the source: a suite that computes it is refused by
     name, not skipped (its check would silently vanish from the asset graph)."""
-    (tmp_path / "ok.py").write_text('MODEL = "marts.dim_blocks"\n')
-    (tmp_path / "computed.py").write_text('MODEL = "marts." + "dim_products"\n')
+    suite = "\ndef build_suite():\n    pass\n"
+    (tmp_path / "ok.py").write_text('MODEL = "marts.dim_blocks"\n' + suite)
+    (tmp_path / "computed.py").write_text('MODEL = "marts." + "dim_products"\n' + suite)
     with pytest.raises(QualityError, match=r"computed\.py defines no MODEL"):
+        suite_relations(tmp_path)
+    (tmp_path / "computed.py").write_text('MODEL = "marts.dim_products"\n')  # no build_suite
+    with pytest.raises(QualityError, match=r"computed\.py defines no MODEL/build_suite"):
         suite_relations(tmp_path)
     (tmp_path / "computed.py").unlink()
     assert suite_relations(tmp_path) == ["marts.dim_blocks"]

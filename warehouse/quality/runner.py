@@ -64,18 +64,21 @@ def _no_model(path: Path) -> QualityError:
 def suite_relations(directory: Path = EXPECTATIONS_DIR) -> list[str]:
     """The relation (``MODEL``) each suite validates, read from its source without running it:
     what the Dagster definitions need to place a check, without the ~3 s of importing Great
-    Expectations that executing a suite file costs every process that loads them."""
+    Expectations that executing a suite file costs every process that loads them. A file is
+    refused as :func:`load_suite_modules` refuses it: no literal ``MODEL`` or no ``build_suite``."""
     relations = []
     for path in _suite_files(directory):
+        body = ast.parse(path.read_text(encoding="utf-8"), str(path)).body
         found = [
             node.value.value
-            for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body
+            for node in body
             if isinstance(node, ast.Assign)
             and [getattr(t, "id", None) for t in node.targets] == ["MODEL"]
             and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str)
         ]
-        if len(found) != 1:
+        builds = any(isinstance(n, ast.FunctionDef) and n.name == "build_suite" for n in body)
+        if len(found) != 1 or not builds:
             raise _no_model(path)
         relations.append(found[0])
     return relations

@@ -78,11 +78,16 @@ def apply_quiet_env() -> None:
 
 
 @contextmanager
-def environment(values: dict[str, str]) -> Iterator[None]:
+def environment(values: dict[str, str | None]) -> Iterator[None]:
     """Set environment variables for the block (e.g. for a child process or library started in
-    it); on leaving, each is back to its earlier value, or unset when it had none."""
+    it), a ``None`` value unsets one; on leaving, each is back to its earlier value, or unset
+    when it had none."""
     saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     try:
         yield
     finally:

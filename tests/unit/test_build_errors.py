@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.config import build_record_path, load_settings
+from warehouse.config import ENV_DB, build_record_path, environment, load_settings
 from warehouse.errors import ResourceError, resource_error
 from warehouse.pipeline import dbt as dbt_mod
 from warehouse.pipeline import plan as planning
@@ -220,3 +221,28 @@ def test_a_new_build_folder_starts_dbt_from_the_last_parse_of_its_kind(
     dbt_mod.run_dbt(["build", "--vars", '{"x": 1}'], settings, db, tmp_path / "d")
     dbt_mod.run_dbt(["parse"], settings, db, tmp_path / "e")
     assert seen == [None, b"parse 1", None, None, b"parse 2"]
+
+
+def test_a_dbt_child_gets_the_settings_but_not_line_coverage(tmp_path: Path, monkeypatch) -> None:
+    """The dbt child gets the build's settings and the profile's file, and not the variables
+    that start coverage in every Python child of a measured process (dbt's code is not ours)."""
+    settings = load_settings(build_dir=tmp_path / "build", fits_dir=tmp_path / "fits")
+    for name in dbt_mod.NOT_INHERITED:
+        monkeypatch.setenv(name, "measure me")
+    monkeypatch.setenv("SOMETHING_ELSE", "")
+    envs: list[dict] = []
+
+    def fake_dbt(cmd, env, **kwargs):
+        envs.append(env)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", fake_dbt)
+    dbt_mod.run_dbt(["parse"], settings, tmp_path / "tastebench.duckdb", tmp_path / "a")
+    (env,) = envs
+    assert not set(dbt_mod.NOT_INHERITED) & set(env)
+    assert env[ENV_DB] == "tastebench.duckdb" and env["SOMETHING_ELSE"] == ""
+    given = {k: v for k, v in settings.as_env().items() if k != ENV_DB}
+    assert given.items() <= env.items()
+    with environment(dbt_mod.child_env(settings, "x.duckdb")):  # the Dagster op's way
+        assert not set(dbt_mod.NOT_INHERITED) & set(os.environ) and os.environ[ENV_DB] == "x.duckdb"
+    assert {os.environ[name] for name in dbt_mod.NOT_INHERITED} == {"measure me"}

@@ -38,8 +38,8 @@ from dagster_dbt import (
     build_dbt_asset_specs,
 )
 
-from warehouse.config import ENV_DB, REPO_ROOT, Settings, environment, load_settings
-from warehouse.pipeline.dbt import copy_name, dbt_dir, dbt_failure, run_dbt
+from warehouse.config import REPO_ROOT, Settings, environment, load_settings
+from warehouse.pipeline.dbt import child_env, copy_name, dbt_dir, dbt_failure, run_dbt
 from warehouse.pipeline.run import build
 
 ENV_WATCH_DIR = "TASTEBENCH_WATCH_DIR"
@@ -235,7 +235,7 @@ def tastebench_dbt_assets(
     def dbt_runner(args: list[str], run_settings: Settings, db_path: Path) -> None:
         target = dbt_dir(run_settings) / "target"
         # the environment of the dbt child process that DbtCliResource starts
-        with environment({**run_settings.as_env(), ENV_DB: str(db_path)}):
+        with environment(child_env(run_settings, str(db_path))):
             invocation = dbt.cli(
                 args,
                 manifest=MANIFEST,

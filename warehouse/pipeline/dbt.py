@@ -33,6 +33,23 @@ _LAUNCHER = (
 )
 
 
+# Variables a dbt child does not inherit: those that start line coverage in every Python child
+# of a measured process (a test run's, coverage's subprocess patch). The child runs dbt's code,
+# not ours: tracing it doubles its time, for the few lines of warehouse/ that its Python models
+# run, and the tests run those functions in-process too (tests/integration/test_*_marts.py).
+NOT_INHERITED = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
+
+def child_env(settings: Settings, db_path_value: str) -> dict[str, str | None]:
+    """What a dbt child's environment changes: ``settings`` (:meth:`Settings.as_env`), the
+    profile's file (``db_path_value``) and :data:`NOT_INHERITED` unset (``None``)."""
+    return {
+        **settings.as_env(),
+        ENV_DB: db_path_value,
+        **dict.fromkeys(NOT_INHERITED),
+    }
+
+
 def dbt_dir(settings: Settings, work_dir: Path | None = None) -> Path:
     """The folder of dbt's target and logs for a run in ``work_dir`` (default: the build folder)."""
     return (work_dir or settings.build_dir) / "dbt"
@@ -93,7 +110,8 @@ def dbt_process(
         cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *cmd]
     # the profile names the file relative to dbt's working folder, the file's own: dbt re-parses
     # the whole project when the profile's values change, and so only the file's name is in them
-    env = {**os.environ, **settings.as_env(), ENV_DB: db_path.name}
+    changes = child_env(settings, db_path.name)
+    env = {k: v for k, v in {**os.environ, **changes}.items() if v is not None}
     parsed, seed = target / "target" / "partial_parse.msgpack", _parse_seed(settings, db_path, args)
     if not parsed.exists() and seed.exists():
         parsed.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,9 @@ export TASTEBENCH_DATA_MIRROR
 export DO_NOT_TRACK := 1
 export GX_ANALYTICS_ENABLED := false
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+# bytecode is cached (__pycache__, git-ignored) even where the shell says not to: the suite starts
+# about a hundred Python processes (CLI, dbt, workers), each would compile the project's modules
+unexport PYTHONDONTWRITEBYTECODE
 PYTEST_ARGS ?=
 # the suite runs on every logical core (pytest-xdist, one test file per worker: --dist loadfile);
 # TEST_WORKERS=0 runs it in one process

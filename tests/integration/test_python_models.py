@@ -74,10 +74,6 @@ def monkeypatch_module():
         yield patch
 
 
-def _frame(result) -> pl.DataFrame:
-    return result if isinstance(result, pl.DataFrame) else pl.from_pandas(result)
-
-
 @pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
 def test_a_python_model_run_outside_dbt_returns_its_built_table(path: Path, built) -> None:
     con, manifest = built
@@ -85,7 +81,8 @@ def test_a_python_model_run_outside_dbt_returns_its_built_table(path: Path, buil
     spec = importlib.util.spec_from_file_location(f"python_model_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    got = _frame(module.model(_Dbt(con, manifest, node), con))
+    got = module.model(_Dbt(con, manifest, node), con)
+    assert isinstance(got, pl.DataFrame), type(got)  # polars where data moves
     table = con.sql(f"select * from {node['relation_name']}").pl()
     assert got.columns == table.columns
     assert_frame_equal(got, table, check_dtypes=False)

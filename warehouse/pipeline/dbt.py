@@ -36,7 +36,7 @@ _LAUNCHER = (
 # Variables a dbt child does not inherit: those that start line coverage in every Python child
 # of a measured process (a test run's, coverage's subprocess patch). The child runs dbt's code,
 # not ours: tracing it doubles its time, for the few lines of warehouse/ that its Python models
-# run, and the tests run those functions in-process too (tests/integration/test_*_marts.py).
+# run, which tests/integration/test_python_models.py runs in-process.
 NOT_INHERITED = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
 
 
